@@ -1,0 +1,37 @@
+// Where the collector puts validated messages. One sink per output (HDF5
+// files, stdout); the collector core decodes, validates and tracks sequence
+// numbers, then hands every message to each sink.
+#pragma once
+
+#include "wire/message.hpp"
+
+#include <cstdint>
+
+namespace colmet::collector {
+
+// What the core learned about a message's delivery.
+struct Delivery {
+    // Messages of this sender that never arrived before this one (a gap in
+    // seq), plus the sender's own count of messages it could not queue.
+    uint64_t lost = 0;
+    // CLOCK_MONOTONIC when the message was received.
+    int64_t received_mono_ns = 0;
+};
+
+class Sink {
+public:
+    virtual ~Sink() = default;
+
+    // A decoded, valid message. Must not throw; a failure is logged and
+    // counted by the sink itself.
+    virtual void consume(const wire::Message &msg, const Delivery &delivery) noexcept = 0;
+
+    // Called at least once a second with CLOCK_MONOTONIC: flush what is due,
+    // close files of idle jobs.
+    virtual void tick(int64_t now_mono_ns) noexcept = 0;
+
+    // Flush and close everything (SIGTERM, end of run).
+    virtual void close_all() noexcept = 0;
+};
+
+} // namespace colmet::collector

@@ -1,0 +1,71 @@
+#include "common/file_io.hpp"
+
+#include <cerrno>
+#include <fcntl.h>
+#include <unistd.h>
+
+namespace colmet {
+
+Result<UniqueFd> open_read(const std::filesystem::path &path)
+{
+    int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
+    if (fd < 0)
+        return Error::system("open", path.string(), errno);
+    return UniqueFd(fd);
+}
+
+Result<std::string_view> pread_all(int fd, std::string &buf, const std::filesystem::path &path_for_errors)
+{
+    if (buf.size() < 4096)
+        buf.resize(4096);
+    for (;;) {
+        size_t total = 0;
+        for (;;) {
+            ssize_t n = ::pread(fd, buf.data() + total, buf.size() - total, static_cast<off_t>(total));
+            if (n < 0) {
+                if (errno == EINTR)
+                    continue;
+                return Error::system("read", path_for_errors.string(), errno);
+            }
+            if (n == 0)
+                return std::string_view(buf.data(), total);
+            total += static_cast<size_t>(n);
+            if (total == buf.size())
+                break;
+        }
+        // The file filled the buffer: it may be longer. Grow and read again from 0
+        // so that the content comes from one consistent pass.
+        if (buf.size() >= (size_t{64} << 20))
+            return Error(Errc::invalid, "read " + path_for_errors.string() + ": file larger than 64 MiB");
+        buf.resize(buf.size() * 2);
+    }
+}
+
+Result<std::string> read_file(const std::filesystem::path &path)
+{
+    auto fd = open_read(path);
+    if (!fd)
+        return fd.error();
+    std::string buf;
+    auto view = pread_all(fd->get(), buf, path);
+    if (!view)
+        return view.error();
+    buf.resize(view->size());
+    return buf;
+}
+
+Result<void> write_file(const std::filesystem::path &path, std::string_view content)
+{
+    int fd = ::open(path.c_str(), O_WRONLY | O_CLOEXEC);
+    if (fd < 0)
+        return Error::system("open", path.string(), errno);
+    UniqueFd guard(fd);
+    ssize_t n = ::write(fd, content.data(), content.size());
+    if (n < 0)
+        return Error::system("write", path.string(), errno);
+    if (static_cast<size_t>(n) != content.size())
+        return Error(Errc::system, "write " + path.string() + ": short write");
+    return ok();
+}
+
+} // namespace colmet

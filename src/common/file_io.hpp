@@ -1,0 +1,28 @@
+// Small, allocation-aware helpers to read kernel text files (sysfs, procfs,
+// cgroupfs). Readers keep a UniqueFd open and pread() it every sample.
+#pragma once
+
+#include "common/result.hpp"
+#include "common/unique_fd.hpp"
+
+#include <filesystem>
+#include <string>
+#include <string_view>
+
+namespace colmet {
+
+// Open a file read-only (O_CLOEXEC).
+Result<UniqueFd> open_read(const std::filesystem::path &path);
+
+// pread() the whole file from offset 0 into buf (growing it if the content
+// does not fit) and return a view of the bytes read. Allocates only when the
+// file grew past the buffer's capacity.
+Result<std::string_view> pread_all(int fd, std::string &buf, const std::filesystem::path &path_for_errors);
+
+// Read a whole file in one go (open, read, close).
+Result<std::string> read_file(const std::filesystem::path &path);
+
+// Write a string to an existing file (cgroupfs control files), no O_CREAT.
+Result<void> write_file(const std::filesystem::path &path, std::string_view content);
+
+} // namespace colmet

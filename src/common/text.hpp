@@ -1,0 +1,46 @@
+// Pure parsing helpers for kernel text formats. No I/O, no allocation.
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <string_view>
+
+namespace colmet::text {
+
+// Parse an unsigned decimal integer that fills the whole view (surrounding
+// blanks and a trailing newline allowed). "max" (cgroup v2) is not a number.
+std::optional<uint64_t> parse_u64(std::string_view s);
+std::optional<int64_t> parse_i64(std::string_view s);
+std::optional<double> parse_double(std::string_view s);
+
+std::string_view trim(std::string_view s);
+
+// Iterate over the lines of a buffer: for (auto line : Lines(buf)) ...
+class Lines {
+public:
+    explicit Lines(std::string_view buf) : m_buf(buf) {}
+    class iterator {
+    public:
+        iterator(std::string_view rest, bool end) : m_rest(rest), m_end(end) { advance(); }
+        std::string_view operator*() const { return m_line; }
+        iterator &operator++() { advance(); return *this; }
+        bool operator!=(const iterator &o) const { return m_end != o.m_end; }
+
+    private:
+        void advance();
+        std::string_view m_rest;
+        std::string_view m_line;
+        bool m_end;
+    };
+    iterator begin() const { return {m_buf, false}; }
+    iterator end() const { return {{}, true}; }
+
+private:
+    std::string_view m_buf;
+};
+
+// Split "key value" (one or more blanks) at the first blank run.
+// Returns false when the line has no blank.
+bool split_key_value(std::string_view line, std::string_view &key, std::string_view &value);
+
+} // namespace colmet::text

@@ -1,0 +1,61 @@
+// The one interface every sampler backend implements.
+//
+// Life cycle: a factory builds the backend for one job (it may fail, probe
+// files, allocate); then sample() is called once per period on the hot path:
+// no allocation it can avoid, no logging, no exceptions. Failures are counted
+// and described by status(), which the sampler reports in the message.
+#pragma once
+
+#include "wire/message.hpp"
+
+#include <cstdint>
+#include <span>
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace colmet::node {
+
+class MetricBackend {
+public:
+    virtual ~MetricBackend() = default;
+
+    // Backend name as sent on the wire: lower snake case ("cgroup_cpu").
+    virtual std::string_view name() const = 0;
+    virtual wire::Scope scope() const { return wire::Scope::job; }
+
+    // The metrics this backend fills, in order. Fixed for the backend's life
+    // (a backend whose metric set changes is rebuilt by the sampler).
+    virtual const std::vector<wire::MetricDescriptor> &metrics() const = 0;
+
+    // Read current values into `values` (values.size() == metrics().size()).
+    // A value that cannot be read is set to NaN.
+    virtual void sample(std::span<double> values) noexcept = 0;
+
+    // Empty when the last sample read everything; otherwise a short reason
+    // ("memory.stat: No such file or directory") sent with the message.
+    virtual std::string_view status() const { return m_status; }
+
+    // Number of samples in which at least one read failed.
+    uint64_t failed_samples() const { return m_failed_samples; }
+
+protected:
+    // For implementations: record the outcome of one sample.
+    void set_status(std::string_view status) noexcept
+    {
+        if (status.empty()) {
+            m_status.clear();
+            return;
+        }
+        ++m_failed_samples;
+        if (m_status != status)
+            m_status.assign(status.substr(0, 256));  // capacity reserved in the constructor below
+    }
+    MetricBackend() { m_status.reserve(256); }
+
+private:
+    std::string m_status;
+    uint64_t m_failed_samples = 0;
+};
+
+} // namespace colmet::node

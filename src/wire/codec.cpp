@@ -1,0 +1,252 @@
+#include "wire/codec.hpp"
+
+#include "common/names.hpp"
+
+#include <msgpack.hpp>
+
+#include <cmath>
+#include <limits>
+#include <string_view>
+
+namespace colmet::wire {
+
+const char *to_string(MessageKind kind)
+{
+    switch (kind) {
+    case MessageKind::sample: return "sample";
+    case MessageKind::job_start: return "job_start";
+    case MessageKind::job_end: return "job_end";
+    }
+    return "?";
+}
+
+const char *to_string(MetricKind kind) { return kind == MetricKind::counter ? "counter" : "gauge"; }
+const char *to_string(Scope scope) { return scope == Scope::job ? "job" : "node"; }
+
+namespace {
+
+// ---------------------------------------------------------------- rules shared by encoder and decoder
+
+bool printable_ascii(std::string_view s)
+{
+    for (char c : s) {
+        auto u = static_cast<unsigned char>(c);
+        if (u < 0x20 || u > 0x7e)
+            return false;
+    }
+    return true;
+}
+
+// Printable ASCII or any byte >= 0x80 (UTF-8 text), no control characters.
+bool printable_text(std::string_view s)
+{
+    for (char c : s) {
+        auto u = static_cast<unsigned char>(c);
+        if (u < 0x20 || u == 0x7f)
+            return false;
+    }
+    return true;
+}
+
+bool snake_name(std::string_view s, size_t max)
+{
+    if (s.empty() || s.size() > max)
+        return false;
+    for (char c : s)
+        if (!((c >= 'a' && c <= 'z') || (c >= '0' && c <= '9') || c == '_'))
+            return false;
+    return true;
+}
+
+std::string check_metric_name(std::string_view s)
+{
+    if (s.empty() || s.size() > k_max_name_length)
+        return "must be 1 to " + std::to_string(k_max_name_length) + " bytes";
+    if (!printable_ascii(s))
+        return "must be printable ASCII";
+    return {};
+}
+
+std::string check_unit(std::string_view s)
+{
+    if (s.empty() || s.size() > k_max_unit_length)
+        return "must be 1 to " + std::to_string(k_max_unit_length) + " bytes";
+    if (!printable_ascii(s))
+        return "must be printable ASCII";
+    return {};
+}
+
+// ---------------------------------------------------------------- encoder
+
+struct StringWriter {
+    std::string &out;
+    void write(const char *p, size_t n) { out.append(p, n); }
+};
+using Packer = msgpack::packer<StringWriter>;
+
+void pack_str(Packer &pk, std::string_view s)
+{
+    pk.pack_str(static_cast<uint32_t>(s.size()));
+    pk.pack_str_body(s.data(), static_cast<uint32_t>(s.size()));
+}
+
+void pack_value(Packer &pk, double v)
+{
+    if (std::isnan(v)) {
+        pk.pack_nil();
+        return;
+    }
+    // Whole numbers (counts, bytes) go out as integers: shorter and exact.
+    constexpr double k_exact = 9007199254740992.0;  // 2^53
+    if (v == std::trunc(v) && std::fabs(v) <= k_exact) {
+        if (v >= 0)
+            pk.pack_uint64(static_cast<uint64_t>(v));
+        else
+            pk.pack_int64(static_cast<int64_t>(v));
+        return;
+    }
+    pk.pack_double(v);
+}
+
+} // namespace
+
+Result<void> validate(const Message &msg)
+{
+    if (msg.version != k_protocol_version)
+        return Error::invalid("version must be " + std::to_string(k_protocol_version));
+    if (!valid_identifier(msg.host))
+        return Error::invalid("host must be 1 to 128 printable ASCII bytes without '/'");
+    if (!valid_identifier(msg.job_id))
+        return Error::invalid("job must be 1 to 128 printable ASCII bytes without '/'");
+    if (msg.sender.empty() || msg.sender.size() > k_max_name_length || !printable_ascii(msg.sender))
+        return Error::invalid("sender must be 1 to 128 printable ASCII bytes");
+    if (msg.time_ns < 0)
+        return Error::invalid("t must not be negative");
+    if (!std::isfinite(msg.period_s) || msg.period_s < 0)
+        return Error::invalid("period must be a finite number >= 0");
+    if (msg.meta.size() > k_max_meta_entries)
+        return Error::invalid("meta has more than " + std::to_string(k_max_meta_entries) + " entries");
+    for (size_t i = 0; i < msg.meta.size(); ++i) {
+        const auto &[key, value] = msg.meta[i];
+        if (!snake_name(key, k_max_meta_key_length))
+            return Error::invalid("meta key '" + key + "' must be 1 to 64 bytes of [a-z0-9_]");
+        if (value.size() > k_max_text_length || !printable_text(value))
+            return Error::invalid("meta." + key + " must be at most 1024 bytes of text");
+        for (size_t j = 0; j < i; ++j)
+            if (msg.meta[j].first == key)
+                return Error::invalid("meta key '" + key + "' appears twice");
+    }
+    if (msg.backends.size() > k_max_backends)
+        return Error::invalid("more than " + std::to_string(k_max_backends) + " backends");
+    for (size_t b = 0; b < msg.backends.size(); ++b) {
+        const auto &blk = msg.backends[b];
+        std::string where = "backends[" + std::to_string(b) + "]";
+        if (!snake_name(blk.name, k_max_backend_name_length))
+            return Error::invalid(where + ".name must be 1 to 64 bytes of [a-z0-9_]");
+        for (size_t j = 0; j < b; ++j)
+            if (msg.backends[j].name == blk.name)
+                return Error::invalid(where + ".name '" + blk.name + "' appears twice");
+        if (blk.metrics.size() > k_max_metrics_per_backend)
+            return Error::invalid(where + " has more than " + std::to_string(k_max_metrics_per_backend) + " metrics");
+        if (blk.values.size() != blk.metrics.size())
+            return Error::invalid(where + " has " + std::to_string(blk.metrics.size()) + " metrics but " +
+                                  std::to_string(blk.values.size()) + " values");
+        if (blk.status.size() > k_max_text_length || !printable_text(blk.status))
+            return Error::invalid(where + ".status must be at most 1024 bytes of text");
+        for (size_t m = 0; m < blk.metrics.size(); ++m) {
+            const auto &d = blk.metrics[m];
+            std::string mwhere = where + ".metrics[" + std::to_string(m) + "]";
+            if (auto why = check_metric_name(d.name); !why.empty())
+                return Error::invalid(mwhere + " name " + why);
+            if (auto why = check_unit(d.unit); !why.empty())
+                return Error::invalid(mwhere + " unit " + why);
+            for (size_t j = 0; j < m; ++j)
+                if (blk.metrics[j].name == d.name)
+                    return Error::invalid(mwhere + " name '" + d.name + "' appears twice");
+            if (std::isinf(blk.values[m]))
+                return Error::invalid(where + ".values[" + std::to_string(m) + "] is not finite");
+        }
+    }
+    return ok();
+}
+
+Result<void> encode(const Message &msg, std::string &out)
+{
+    if (auto v = validate(msg); !v)
+        return v.error();
+    out.clear();
+    StringWriter writer{out};
+    Packer pk(writer);
+
+    uint32_t fields = 8;  // v kind host job sender seq t backends
+    fields += msg.dropped ? 1 : 0;
+    fields += msg.period_s > 0 ? 1 : 0;
+    fields += msg.ack ? 1 : 0;
+    fields += msg.meta.empty() ? 0 : 1;
+    pk.pack_map(fields);
+    pack_str(pk, "v");
+    pk.pack_uint32(msg.version);
+    pack_str(pk, "kind");
+    pack_str(pk, to_string(msg.kind));
+    pack_str(pk, "host");
+    pack_str(pk, msg.host);
+    pack_str(pk, "job");
+    pack_str(pk, msg.job_id);
+    pack_str(pk, "sender");
+    pack_str(pk, msg.sender);
+    pack_str(pk, "seq");
+    pk.pack_uint64(msg.seq);
+    pack_str(pk, "t");
+    pk.pack_int64(msg.time_ns);
+    if (msg.dropped) {
+        pack_str(pk, "dropped");
+        pk.pack_uint64(msg.dropped);
+    }
+    if (msg.period_s > 0) {
+        pack_str(pk, "period");
+        pk.pack_double(msg.period_s);
+    }
+    if (msg.ack) {
+        pack_str(pk, "ack");
+        pk.pack_uint64(msg.ack);
+    }
+    if (!msg.meta.empty()) {
+        pack_str(pk, "meta");
+        pk.pack_map(static_cast<uint32_t>(msg.meta.size()));
+        for (const auto &[k, v] : msg.meta) {
+            pack_str(pk, k);
+            pack_str(pk, v);
+        }
+    }
+    pack_str(pk, "backends");
+    pk.pack_array(static_cast<uint32_t>(msg.backends.size()));
+    for (const auto &blk : msg.backends) {
+        pk.pack_map(blk.status.empty() ? 4 : 5);
+        pack_str(pk, "name");
+        pack_str(pk, blk.name);
+        pack_str(pk, "scope");
+        pack_str(pk, to_string(blk.scope));
+        pack_str(pk, "metrics");
+        pk.pack_array(static_cast<uint32_t>(blk.metrics.size()));
+        for (const auto &d : blk.metrics) {
+            pk.pack_array(3);
+            pack_str(pk, d.name);
+            pack_str(pk, d.unit);
+            pack_str(pk, to_string(d.kind));
+        }
+        pack_str(pk, "values");
+        pk.pack_array(static_cast<uint32_t>(blk.values.size()));
+        for (double v : blk.values)
+            pack_value(pk, v);
+        if (!blk.status.empty()) {
+            pack_str(pk, "status");
+            pack_str(pk, blk.status);
+        }
+    }
+    if (out.size() > k_max_message_bytes)
+        return Error::invalid("encoded message is " + std::to_string(out.size()) + " bytes, over the " +
+                              std::to_string(k_max_message_bytes) + "-byte limit");
+    return ok();
+}
+
+} // namespace colmet::wire

@@ -1,0 +1,25 @@
+// msgpack encoding and strict decoding of wire::Message.
+#pragma once
+
+#include "common/result.hpp"
+#include "wire/message.hpp"
+
+#include <cstddef>
+#include <string>
+
+namespace colmet::wire {
+
+// Append the msgpack bytes of msg to out (out is cleared first).
+// Fails only when the message breaks one of the protocol bounds.
+Result<void> encode(const Message &msg, std::string &out);
+
+// Check a message against the protocol bounds and rules (what the decoder
+// would reject). Used by the encoder and by tests.
+Result<void> validate(const Message &msg);
+
+// Decode bytes into out, reusing out's storage. Every violation of the schema
+// is an Errc::parse error whose message names the field ("backends[1].values[3]:
+// expected a number or nil"). Never throws, never reads past size.
+Result<void> decode(const char *data, size_t size, Message &out);
+
+} // namespace colmet::wire

@@ -1,0 +1,71 @@
+// The messages colmet-node sends to colmet-collector (protocol version 1).
+// docs/protocol.md is the reference for the bytes on the wire.
+#pragma once
+
+#include <cmath>
+#include <cstdint>
+#include <string>
+#include <utility>
+#include <vector>
+
+namespace colmet::wire {
+
+inline constexpr uint32_t k_protocol_version = 1;
+
+// Bounds the decoder enforces (and the encoder respects).
+inline constexpr size_t k_max_message_bytes = 1 << 20;  // one ZeroMQ frame
+inline constexpr size_t k_max_backends = 64;
+inline constexpr size_t k_max_metrics_per_backend = 1024;
+inline constexpr size_t k_max_meta_entries = 64;
+inline constexpr size_t k_max_name_length = 128;     // job, host, sender, metric names
+inline constexpr size_t k_max_backend_name_length = 64;
+inline constexpr size_t k_max_unit_length = 16;
+inline constexpr size_t k_max_meta_key_length = 64;
+inline constexpr size_t k_max_text_length = 1024;    // meta values, backend status
+
+enum class MessageKind : uint8_t { sample, job_start, job_end };
+enum class MetricKind : uint8_t { counter, gauge };
+enum class Scope : uint8_t { job, node };
+
+const char *to_string(MessageKind kind);
+const char *to_string(MetricKind kind);
+const char *to_string(Scope scope);
+
+// A metric's self-description. Names are "<lower_snake_case>", unique within
+// their backend; units are SI-style symbols ("s", "B", "J", "degC", "1").
+struct MetricDescriptor {
+    std::string name;
+    std::string unit;
+    MetricKind kind = MetricKind::gauge;
+
+    bool operator==(const MetricDescriptor &) const = default;
+};
+
+// One backend's part of a sample: descriptors and values in the same order.
+// A value that could not be read is NaN (sent as msgpack nil).
+struct BackendBlock {
+    std::string name;
+    Scope scope = Scope::job;
+    std::vector<MetricDescriptor> metrics;
+    std::vector<double> values;
+    std::string status;  // empty when all is well; else why values are missing
+};
+
+struct Message {
+    uint32_t version = k_protocol_version;
+    MessageKind kind = MessageKind::sample;
+    std::string host;
+    std::string job_id;
+    std::string sender;        // identifies one sampler process; seq counts per sender
+    uint64_t seq = 0;
+    int64_t time_ns = 0;       // when the values were read (CLOCK_REALTIME)
+    uint64_t dropped = 0;      // messages this sender could not queue since the previous one
+    double period_s = 0;       // sampling period in force (0 = not stated)
+    uint64_t ack = 0;          // reserved for acknowledged delivery; 0 = no ack wanted
+    std::vector<std::pair<std::string, std::string>> meta;  // job_start: user, cgroup, ...
+    std::vector<BackendBlock> backends;
+};
+
+inline bool is_missing(double v) { return std::isnan(v); }
+
+} // namespace colmet::wire
