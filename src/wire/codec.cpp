@@ -1,6 +1,7 @@
 #include "wire/codec.hpp"
 
 #include "common/names.hpp"
+#include "wire/rules.hpp"
 
 #include <msgpack.hpp>
 
@@ -25,38 +26,11 @@ const char *to_string(Scope scope) { return scope == Scope::job ? "job" : "node"
 
 namespace {
 
+using rules::printable_ascii;
+using rules::printable_text;
+using rules::snake_name;
+
 // ---------------------------------------------------------------- rules shared by encoder and decoder
-
-bool printable_ascii(std::string_view s)
-{
-    for (char c : s) {
-        auto u = static_cast<unsigned char>(c);
-        if (u < 0x20 || u > 0x7e)
-            return false;
-    }
-    return true;
-}
-
-// Printable ASCII or any byte >= 0x80 (UTF-8 text), no control characters.
-bool printable_text(std::string_view s)
-{
-    for (char c : s) {
-        auto u = static_cast<unsigned char>(c);
-        if (u < 0x20 || u == 0x7f)
-            return false;
-    }
-    return true;
-}
-
-bool snake_name(std::string_view s, size_t max)
-{
-    if (s.empty() || s.size() > max)
-        return false;
-    for (char c : s)
-        if (!((c >= 'a' && c <= 'z') || (c >= '0' && c <= '9') || c == '_'))
-            return false;
-    return true;
-}
 
 std::string check_metric_name(std::string_view s)
 {

@@ -4,6 +4,7 @@
 #include "wire/codec.hpp"
 
 #include "common/names.hpp"
+#include "wire/rules.hpp"
 
 #include <msgpack.hpp>
 
@@ -15,6 +16,10 @@ namespace colmet::wire {
 namespace {
 
 using msgpack::object;
+using rules::printable_ascii;
+using rules::printable_text;
+
+bool snake(std::string_view s) { return rules::snake_name(s, 64); }
 namespace type = msgpack::type;
 
 struct Fail {
@@ -76,36 +81,6 @@ const object &as_map(const object &o, const std::string &where, size_t max_len)
         fail(where, "map of " + std::to_string(o.via.map.size) + " entries exceeds the limit of " +
                         std::to_string(max_len));
     return o;
-}
-
-bool printable_ascii(std::string_view s)
-{
-    for (char c : s) {
-        auto u = static_cast<unsigned char>(c);
-        if (u < 0x20 || u > 0x7e)
-            return false;
-    }
-    return true;
-}
-
-bool printable_text(std::string_view s)
-{
-    for (char c : s) {
-        auto u = static_cast<unsigned char>(c);
-        if (u < 0x20 || u == 0x7f)
-            return false;
-    }
-    return true;
-}
-
-bool snake(std::string_view s)
-{
-    if (s.empty())
-        return false;
-    for (char c : s)
-        if (!((c >= 'a' && c <= 'z') || (c >= '0' && c <= '9') || c == '_'))
-            return false;
-    return true;
 }
 
 // Tracks which top-level or backend keys were seen, to reject duplicates and
@@ -298,10 +273,9 @@ void decode_top(const object &root, Message &out)
             out.dropped = as_uint(kv.val, where);
         } else if (key == "period") {
             bit = k_period;
-            double p = kv.val.type == type::POSITIVE_INTEGER ? static_cast<double>(kv.val.via.u64)
-                       : (kv.val.type == type::FLOAT32 || kv.val.type == type::FLOAT64)
-                           ? kv.val.via.f64
-                           : (fail(where, std::string("expected a number, got ") + type_name(kv.val)), 0.0);
+            if (kv.val.type == type::NIL)
+                fail(where, "expected a number, got nil");
+            double p = as_value(kv.val, where);
             if (!std::isfinite(p) || p < 0)
                 fail(where, "must be a finite number >= 0");
             out.period_s = p;

@@ -1,0 +1,42 @@
+// Character rules shared by the encoder's validate() and the decoder.
+#pragma once
+
+#include <cstddef>
+#include <string_view>
+
+namespace colmet::wire::rules {
+
+// Bytes 0x20..0x7e only.
+inline bool printable_ascii(std::string_view s)
+{
+    for (char c : s) {
+        auto u = static_cast<unsigned char>(c);
+        if (u < 0x20 || u > 0x7e)
+            return false;
+    }
+    return true;
+}
+
+// Printable ASCII or any byte >= 0x80 (UTF-8 text); no control characters.
+inline bool printable_text(std::string_view s)
+{
+    for (char c : s) {
+        auto u = static_cast<unsigned char>(c);
+        if (u < 0x20 || u == 0x7f)
+            return false;
+    }
+    return true;
+}
+
+// 1..max bytes of [a-z0-9_]: backend names and meta keys.
+inline bool snake_name(std::string_view s, size_t max)
+{
+    if (s.empty() || s.size() > max)
+        return false;
+    for (char c : s)
+        if (!((c >= 'a' && c <= 'z') || (c >= '0' && c <= '9') || c == '_'))
+            return false;
+    return true;
+}
+
+} // namespace colmet::wire::rules

@@ -1,0 +1,197 @@
+// Every rejection path of the decoder, each checked for a precise message.
+#include "MsgpackBuilder.hpp"
+#include "wire/codec.hpp"
+
+#include <gtest/gtest.h>
+
+#include <limits>
+
+using namespace colmet::wire;
+namespace mp = colmet::test::mp;
+
+namespace {
+
+std::string decode_error(const std::string &bytes)
+{
+    Message out;
+    auto r = decode(bytes.data(), bytes.size(), out);
+    if (r)
+        return "<accepted>";
+    EXPECT_EQ(r.error().code(), colmet::Errc::parse);
+    return r.error().message();
+}
+
+std::string with_backend(const mp::Entries &backend)
+{
+    return mp::map(mp::replace(mp::valid_message_entries(), "backends", mp::array({mp::map(backend)})));
+}
+
+#define EXPECT_REJECTED(bytes, needle)                                                                                \
+    do {                                                                                                              \
+        std::string msg_ = decode_error(bytes);                                                                       \
+        EXPECT_NE(msg_.find(needle), std::string::npos) << "error was: " << msg_;                                     \
+    } while (0)
+
+} // namespace
+
+TEST(WireDecode, the_valid_reference_message_is_accepted)
+{
+    EXPECT_EQ(decode_error(mp::map(mp::valid_message_entries())), "<accepted>");
+}
+
+TEST(WireDecode, rejects_empty_oversized_truncated_and_trailing_bytes)
+{
+    EXPECT_REJECTED(std::string(), "empty message");
+    EXPECT_REJECTED(std::string(k_max_message_bytes + 1, '\x90'), "exceeds the limit");
+    std::string valid = mp::map(mp::valid_message_entries());
+    for (size_t cut = 1; cut < valid.size(); ++cut)
+        EXPECT_REJECTED(valid.substr(0, cut), "truncated");
+    EXPECT_REJECTED(valid + "\x01", "trailing bytes");
+}
+
+TEST(WireDecode, rejects_invalid_msgpack_and_non_map_roots)
+{
+    EXPECT_REJECTED(std::string("\xc1", 1), "not valid msgpack");  // 0xc1 is never used
+    EXPECT_REJECTED(mp::array({mp::uint(1)}), "message: expected a map, got array");
+    EXPECT_REJECTED(mp::str("hello"), "expected a map, got string");
+}
+
+TEST(WireDecode, rejects_huge_declared_lengths_without_allocating_them)
+{
+    // array32 declaring 2^32-1 elements, map32 declaring 2^32-1 entries, str32 of 2^32-1 bytes.
+    EXPECT_REJECTED(std::string("\xdd\xff\xff\xff\xff", 5), "declared size exceeds");
+    EXPECT_REJECTED(std::string("\xdf\xff\xff\xff\xff", 5), "declared size exceeds");
+    // A str32 is never copied (strings are referenced in place): its declared
+    // length is checked against the bytes actually present.
+    EXPECT_REJECTED(std::string("\x81\xdb\xff\xff\xff\xff", 6), "truncated");
+    EXPECT_REJECTED(std::string("\x81\xa1v\xc6\x00\x00\x00\x05xxxxx", 13), "declared size exceeds");  // bin
+    EXPECT_REJECTED(std::string("\x81\xa1v\xd4\x01\x00", 6), "declared size exceeds");                  // ext
+}
+
+TEST(WireDecode, rejects_nesting_deeper_than_the_schema)
+{
+    std::string deep;
+    for (int i = 0; i < 64; ++i)
+        deep += "\x91";
+    deep += "\x01";
+    EXPECT_REJECTED(deep, "declared size exceeds");
+}
+
+TEST(WireDecode, rejects_unknown_duplicate_and_missing_keys)
+{
+    auto e = mp::valid_message_entries();
+    e.push_back({"surprise", mp::uint(1)});
+    EXPECT_REJECTED(mp::map(e), "unknown key \"surprise\"");
+    e = mp::valid_message_entries();
+    e.push_back({"seq", mp::uint(8)});
+    EXPECT_REJECTED(mp::map(e), "key \"seq\" appears twice");
+    for (const char *key : {"v", "kind", "host", "job", "sender", "seq", "t", "backends"})
+        EXPECT_REJECTED(mp::map(mp::without(mp::valid_message_entries(), key)),
+                        std::string("missing required key \"") + key + "\"");
+    // A non-string key.
+    std::string bytes = "\x81\x01\x01";
+    EXPECT_REJECTED(bytes, "message key: expected a string, got integer");
+}
+
+TEST(WireDecode, rejects_wrong_types_and_values_of_top_level_fields)
+{
+    auto with = [](const std::string &key, const std::string &value) {
+        return mp::map(mp::replace(mp::valid_message_entries(), key, value));
+    };
+    EXPECT_REJECTED(with("v", mp::uint(2)), "unsupported protocol version 2");
+    EXPECT_REJECTED(with("v", mp::str("1")), "v: expected an unsigned integer, got string");
+    EXPECT_REJECTED(with("kind", mp::str("hello")), "kind: must be \"sample\"");
+    EXPECT_REJECTED(with("kind", mp::uint(0)), "kind: expected a string");
+    EXPECT_REJECTED(with("host", mp::str("")), "host: must be 1 to 128");
+    EXPECT_REJECTED(with("host", mp::str("a/b")), "host: must be");
+    EXPECT_REJECTED(with("host", mp::str("bad\nhost")), "host: must be");
+    EXPECT_REJECTED(with("host", mp::str(std::string(200, 'h'))), "exceeds the limit of 128");
+    EXPECT_REJECTED(with("job", mp::str("../../etc/x")), "job: must be");
+    EXPECT_REJECTED(with("job", mp::uint(12)), "job: expected a string, got integer");
+    EXPECT_REJECTED(with("sender", mp::str("")), "sender: must be");
+    EXPECT_REJECTED(with("seq", mp::sint(-1)), "seq: expected an unsigned integer");
+    EXPECT_REJECTED(with("t", mp::dbl(1.5)), "t: expected an unsigned integer, got float");
+    EXPECT_REJECTED(with("t", mp::uint(std::numeric_limits<uint64_t>::max())), "t: timestamp out of range");
+    EXPECT_REJECTED(with("backends", mp::map({})), "backends: expected an array, got map");
+    auto e = mp::valid_message_entries();
+    e.push_back({"period", mp::dbl(-1)});
+    EXPECT_REJECTED(mp::map(e), "period: must be a finite number");
+    e = mp::valid_message_entries();
+    e.push_back({"period", mp::str("5")});
+    EXPECT_REJECTED(mp::map(e), "period: expected a number");
+    e = mp::valid_message_entries();
+    e.push_back({"dropped", mp::boolean(true)});
+    EXPECT_REJECTED(mp::map(e), "dropped: expected an unsigned integer, got boolean");
+}
+
+TEST(WireDecode, rejects_bad_meta)
+{
+    auto with_meta = [](const std::string &meta) {
+        auto e = mp::valid_message_entries();
+        e.push_back({"meta", meta});
+        return mp::map(e);
+    };
+    EXPECT_REJECTED(with_meta(mp::array({})), "meta: expected a map");
+    EXPECT_REJECTED(with_meta(mp::map({{"User", mp::str("x")}})), "key \"User\" must be");
+    EXPECT_REJECTED(with_meta(mp::map({{"user", mp::uint(1)}})), "meta.user: expected a string");
+    EXPECT_REJECTED(with_meta(mp::map({{"user", mp::str("a")}, {"user", mp::str("b")}})), "appears twice");
+    EXPECT_REJECTED(with_meta(mp::map({{"user", mp::str("a\x01")}})), "control characters");
+}
+
+TEST(WireDecode, rejects_bad_backend_blocks)
+{
+    auto b = mp::valid_backend_entries();
+    EXPECT_REJECTED(with_backend(mp::replace(b, "name", mp::str("Bad Name"))), "backends[0].name: must be");
+    EXPECT_REJECTED(with_backend(mp::replace(b, "scope", mp::str("galaxy"))), "backends[0].scope: must be");
+    EXPECT_REJECTED(with_backend(mp::without(b, "values")), "missing required key \"values\"");
+    EXPECT_REJECTED(with_backend(mp::without(b, "name")), "missing required key \"name\"");
+    auto extra = b;
+    extra.push_back({"colour", mp::str("red")});
+    EXPECT_REJECTED(with_backend(extra), "backends[0]: unknown key \"colour\"");
+    EXPECT_REJECTED(with_backend(mp::replace(b, "values", mp::array({mp::dbl(1), mp::dbl(2)}))),
+                    "1 metrics but 2 values");
+    EXPECT_REJECTED(with_backend(mp::replace(b, "values", mp::array({mp::str("1")}))),
+                    "backends[0].values[0]: expected a number or nil, got string");
+    EXPECT_REJECTED(with_backend(mp::replace(b, "values", mp::array({mp::dbl(std::numeric_limits<double>::infinity())}))),
+                    "not finite");
+    EXPECT_REJECTED(with_backend(mp::replace(b, "metrics", mp::array({mp::str("usage")}))),
+                    "backends[0].metrics[0]: expected an array, got string");
+    EXPECT_REJECTED(with_backend(mp::replace(b, "metrics", mp::array({mp::array({mp::str("usage"), mp::str("s")})}))),
+                    "expected [name, unit, kind]");
+    EXPECT_REJECTED(
+        with_backend(mp::replace(b, "metrics", mp::array({mp::array({mp::str("usage"), mp::str("s"), mp::str("rate")})}))),
+        "backends[0].metrics[0].kind: must be \"counter\" or \"gauge\"");
+    EXPECT_REJECTED(
+        with_backend(mp::replace(b, "metrics", mp::array({mp::array({mp::str(""), mp::str("s"), mp::str("gauge")})}))),
+        "metrics[0].name: must be");
+    EXPECT_REJECTED(with_backend(mp::replace(
+                        b, "metrics", mp::array({mp::array({mp::str("x"), mp::str("very-long-unit-name"), mp::str("gauge")})}))),
+                    "metrics[0].unit");
+    auto two = mp::replace(b, "metrics",
+                           mp::array({mp::array({mp::str("u"), mp::str("s"), mp::str("gauge")}),
+                                      mp::array({mp::str("u"), mp::str("s"), mp::str("gauge")})}));
+    two = mp::replace(two, "values", mp::array({mp::nil(), mp::nil()}));
+    EXPECT_REJECTED(with_backend(two), "\"u\" appears twice");
+
+    auto msg = mp::replace(mp::valid_message_entries(), "backends",
+                           mp::array({mp::map(b), mp::map(b)}));
+    EXPECT_REJECTED(mp::map(msg), "backends[1].name: \"cgroup_cpu\" appears twice");
+}
+
+TEST(WireDecode, accepts_every_integer_width_and_nil_values)
+{
+    auto b = mp::replace(mp::valid_backend_entries(), "metrics",
+                         mp::array({mp::array({mp::str("a"), mp::str("1"), mp::str("gauge")}),
+                                    mp::array({mp::str("b"), mp::str("1"), mp::str("gauge")}),
+                                    mp::array({mp::str("c"), mp::str("1"), mp::str("gauge")}),
+                                    mp::array({mp::str("d"), mp::str("1"), mp::str("gauge")})}));
+    b = mp::replace(b, "values", mp::array({mp::uint(5), mp::sint(-300000), mp::nil(), mp::uint(1ULL << 40)}));
+    std::string bytes = with_backend(b);
+    Message out;
+    auto r = decode(bytes.data(), bytes.size(), out);
+    ASSERT_TRUE(r) << r.error().message();
+    EXPECT_EQ(out.backends[0].values[0], 5);
+    EXPECT_EQ(out.backends[0].values[1], -300000);
+    EXPECT_TRUE(is_missing(out.backends[0].values[2]));
+    EXPECT_EQ(out.backends[0].values[3], 1099511627776.0);
+}
