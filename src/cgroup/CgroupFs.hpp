@@ -32,6 +32,11 @@ public:
     // layout with v1 controllers and an empty unified tree counts as v1).
     Version detect() const;
 
+    // The controllers of v1_controllers() whose hierarchy is mounted under
+    // the root (<root>/<name>/cgroup.procs exists; a symlink such as
+    // cpu -> cpu,cpuacct counts). Empty on a pure v2 layout.
+    std::vector<std::string> mounted_v1_controllers() const;
+
     // Resolve a job's cgroup given either a path relative to the hierarchy
     // ("/oar/alice_42", "oar/alice_42") or an absolute directory under the
     // root ("/sys/fs/cgroup/system.slice/job_5" for v2,
@@ -43,6 +48,8 @@ public:
     // v1_controllers() that is mounted (or the v2 directory, enabling the
     // cpu, memory, io and pids controllers on the way when possible).
     // Copies cpuset.cpus/cpuset.mems from the parent for v1 cpuset.
+    // Idempotent. On failure the directories already made are left in
+    // place (they may predate the call); remove() them if they are yours.
     Result<CgroupPaths> create(const std::string &relative) const;
 
     // Move a process into the job's cgroup (every hierarchy).
@@ -53,7 +60,9 @@ public:
 
     // SIGKILL every process left in the cgroup, wait (bounded by timeout_ms)
     // until it is empty, then rmdir it in every hierarchy. Child cgroups are
-    // removed first.
+    // removed first; directories already gone are fine. Refuses a hierarchy
+    // root (Errc::invalid); never signals the calling process, nor pids read
+    // from a file system that is not cgroupfs (fixture trees).
     static Result<void> remove(const CgroupPaths &paths, int timeout_ms = 2000);
 
 private:

@@ -1,0 +1,33 @@
+// Per-sender sequence numbers, to count messages that never arrived. Bounded:
+// senders not heard from for a while are forgotten.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <unordered_map>
+
+namespace colmet::collector {
+
+class SequenceTracker {
+public:
+    explicit SequenceTracker(size_t max_senders = 100000) : m_max(max_senders) {}
+
+    // Messages missing between the previous seq of this sender and this one
+    // (0 for the first message heard from a sender, and when seq did not
+    // move forward: a duplicate or a reordered message).
+    uint64_t observe(const std::string &sender, uint64_t seq, int64_t now_mono_ns);
+
+    size_t size() const { return m_last.size(); }
+
+private:
+    struct Entry {
+        uint64_t seq;
+        int64_t seen_ns;
+    };
+    void evict_oldest();
+
+    size_t m_max;
+    std::unordered_map<std::string, Entry> m_last;
+};
+
+} // namespace colmet::collector

@@ -1,0 +1,268 @@
+#include "collector/sinks/hdf5/JobAggregate.hpp"
+
+#include "collector/sinks/hdf5/Hdf5Io.hpp"
+
+#include <algorithm>
+#include <array>
+#include <charconv>
+#include <cmath>
+
+namespace colmet::collector::hdf5 {
+
+namespace {
+
+enum class Rule { last, max };
+
+struct Tracked {
+    std::string_view backend;
+    std::string_view metric;
+    double HostAggregate::*field;
+    Rule rule;
+};
+
+constexpr std::array<Tracked, 9> k_tracked{{
+    {"cgroup_cpu", "usage", &HostAggregate::cpu_usage, Rule::last},
+    {"cgroup_cpu", "user", &HostAggregate::cpu_user, Rule::last},
+    {"cgroup_cpu", "system", &HostAggregate::cpu_system, Rule::last},
+    {"cgroup_memory", "peak", &HostAggregate::memory_peak, Rule::max},
+    {"cgroup_memory", "current", &HostAggregate::memory_current, Rule::max},
+    {"cgroup_io", "read_bytes", &HostAggregate::io_read_bytes, Rule::last},
+    {"cgroup_io", "write_bytes", &HostAggregate::io_write_bytes, Rule::last},
+    {"processes", "read_chars", &HostAggregate::read_chars, Rule::last},
+    {"processes", "write_chars", &HostAggregate::write_chars, Rule::last},
+}};
+
+// The host group attributes the sink writes itself; meta keys never take
+// these names.
+constexpr std::array<std::string_view, 8> k_reserved{"hostname",   "sender",  "samples_received", "samples_lost",
+                                                     "first_ns",   "last_ns", "job_start_ns",     "job_end_ns"};
+
+double parse_cpus(const std::string &text)
+{
+    double v = 0;
+    auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), v);
+    if (ec != std::errc() || end != text.data() + text.size() || !(v > 0))
+        return HostAggregate::k_unknown;
+    return v;
+}
+
+// Sum of the known values; NaN when none is known.
+double sum_known(const HostMap &hosts, double HostAggregate::*field)
+{
+    double sum = HostAggregate::k_unknown;
+    for (const auto &[name, host] : hosts) {
+        double v = host.*field;
+        if (!std::isnan(v))
+            sum = std::isnan(sum) ? v : sum + v;
+    }
+    return sum;
+}
+
+herr_t collect_link(hid_t, const char *name, const H5L_info_t *, void *data)
+{
+    static_cast<std::vector<std::string> *>(data)->emplace_back(name);
+    return 0;
+}
+
+Result<void> restore_backend(hid_t host_group, std::string_view backend, HostAggregate &host)
+{
+    auto group = open_group(host_group, object_name(backend));
+    if (!group)
+        return ok();  // this host never sent the backend
+    for (int k = 0;; ++k) {
+        auto seg = open_group(group->get(), "segment_" + std::to_string(k));
+        if (!seg)
+            break;
+        auto names = read_strs_attr(seg->get(), "names");
+        Dataset values{H5Dopen2(seg->get(), "values", H5P_DEFAULT)};
+        if (!names || !values)
+            continue;
+        for (size_t col = 0; col < names->size(); ++col) {
+            const std::string &metric = (*names)[col];
+            auto r = read_column(values.get(), col, [&](const double *v, size_t n) {
+                for (size_t i = 0; i < n; ++i)
+                    observe_value(host, backend, metric, v[i]);
+            });
+            if (!r)
+                return r.error();
+        }
+    }
+    return ok();
+}
+
+} // namespace
+
+bool summary_backend(std::string_view backend)
+{
+    return std::any_of(k_tracked.begin(), k_tracked.end(), [&](const Tracked &t) { return t.backend == backend; });
+}
+
+void observe_value(HostAggregate &host, std::string_view backend, std::string_view metric, double value)
+{
+    if (std::isnan(value))
+        return;
+    for (const auto &t : k_tracked) {
+        if (t.backend != backend || t.metric != metric)
+            continue;
+        double &field = host.*t.field;
+        if (t.rule == Rule::last || std::isnan(field) || value > field)
+            field = value;
+    }
+}
+
+void observe_message(HostAggregate &host, const wire::Message &msg, uint64_t lost)
+{
+    const int64_t t = msg.time_ns;
+    host.first_ns = host.seen ? std::min(host.first_ns, t) : t;
+    host.last_ns = host.seen ? std::max(host.last_ns, t) : t;
+    host.seen = true;
+    if (msg.kind != wire::MessageKind::job_start)
+        ++host.samples_received;
+    host.samples_lost += lost;
+    host.sender = msg.sender;
+    if (msg.kind == wire::MessageKind::job_start) {
+        host.started = true;
+        host.job_start_ns = t;
+        for (const auto &[key, value] : msg.meta) {
+            host.pending_meta.emplace_back(key, value);
+            if (key == "cpus")
+                host.cpus = parse_cpus(value);
+        }
+    }
+    if (msg.kind == wire::MessageKind::job_end) {
+        host.ended = true;
+        host.job_end_ns = t;
+    }
+    for (const auto &block : msg.backends) {
+        if (!summary_backend(block.name))
+            continue;
+        const size_t n = std::min(block.metrics.size(), block.values.size());
+        for (size_t i = 0; i < n; ++i)
+            observe_value(host, block.name, block.metrics[i].name, block.values[i]);
+    }
+    host.dirty = true;
+}
+
+JobSummary summarize(const std::string &job_id, const HostMap &hosts)
+{
+    JobSummary s;
+    s.job_id = job_id;
+    s.hosts = hosts.size();
+    bool any_seen = false, any_ended = false;
+    double cpus = hosts.empty() ? HostAggregate::k_unknown : 0;
+    for (const auto &[name, h] : hosts) {
+        s.samples_received += h.samples_received;
+        s.samples_lost += h.samples_lost;
+        cpus += h.cpus;  // NaN as soon as one host's CPU count is unknown
+        if (h.seen) {
+            int64_t first = h.started ? std::min(h.first_ns, h.job_start_ns) : h.first_ns;
+            s.started_ns = any_seen ? std::min(s.started_ns, first) : first;
+            if (!any_ended)
+                s.ended_ns = any_seen ? std::max(s.ended_ns, h.last_ns) : h.last_ns;
+            any_seen = true;
+        }
+        if (h.ended) {
+            s.ended_ns = any_ended ? std::max(s.ended_ns, h.job_end_ns) : h.job_end_ns;
+            any_ended = true;
+        }
+        double peak = std::isnan(h.memory_peak) ? h.memory_current : h.memory_peak;
+        if (!std::isnan(peak) && (std::isnan(s.peak_memory_bytes) || peak > s.peak_memory_bytes))
+            s.peak_memory_bytes = peak;
+    }
+    if (any_seen)
+        s.duration_s = static_cast<double>(s.ended_ns - s.started_ns) / 1e9;
+    s.cpus = cpus;
+    s.cpu_time_s = sum_known(hosts, &HostAggregate::cpu_usage);
+    s.user_time_s = sum_known(hosts, &HostAggregate::cpu_user);
+    s.system_time_s = sum_known(hosts, &HostAggregate::cpu_system);
+    s.read_bytes = sum_known(hosts, &HostAggregate::io_read_bytes);
+    s.write_bytes = sum_known(hosts, &HostAggregate::io_write_bytes);
+    s.read_chars = sum_known(hosts, &HostAggregate::read_chars);
+    s.write_chars = sum_known(hosts, &HostAggregate::write_chars);
+    if (s.duration_s > 0 && cpus > 0)
+        s.cpu_efficiency = s.cpu_time_s / (s.duration_s * cpus);
+    return s;
+}
+
+std::string meta_attr_name(std::string_view key)
+{
+    std::string name = object_name(key);
+    if (std::find(k_reserved.begin(), k_reserved.end(), name) != k_reserved.end())
+        return "meta_" + name;
+    return name;
+}
+
+Result<void> write_host_attrs(hid_t group, const std::string &hostname, HostAggregate &host)
+{
+    std::vector<Result<void>> results;
+    results.push_back(write_str_attr(group, "hostname", hostname));
+    results.push_back(write_str_attr(group, "sender", host.sender));
+    results.push_back(write_u64_attr(group, "samples_received", host.samples_received));
+    results.push_back(write_u64_attr(group, "samples_lost", host.samples_lost));
+    if (host.seen) {
+        results.push_back(write_i64_attr(group, "first_ns", host.first_ns));
+        results.push_back(write_i64_attr(group, "last_ns", host.last_ns));
+    }
+    if (host.started)
+        results.push_back(write_i64_attr(group, "job_start_ns", host.job_start_ns));
+    if (host.ended)
+        results.push_back(write_i64_attr(group, "job_end_ns", host.job_end_ns));
+    for (const auto &[key, value] : host.pending_meta)
+        results.push_back(write_str_attr(group, meta_attr_name(key).c_str(), value));
+    host.pending_meta.clear();
+    host.dirty = false;
+    for (auto &r : results)
+        if (!r)
+            return r;
+    return ok();
+}
+
+Result<void> restore_hosts(hid_t file, HostMap &hosts)
+{
+    auto hosts_group = open_group(file, "hosts");
+    if (!hosts_group)
+        return ok();
+    std::vector<std::string> names;
+    hsize_t idx = 0;
+    if (H5Literate(hosts_group->get(), H5_INDEX_NAME, H5_ITER_NATIVE, &idx, collect_link, &names) < 0)
+        return h5_error("list /hosts");
+    for (const auto &name : names) {
+        auto group = open_group(hosts_group->get(), name);
+        if (!group)
+            continue;
+        auto hostname = read_str_attr(group->get(), "hostname");
+        if (!hostname)
+            continue;
+        hid_t g = group->get();
+        HostAggregate &h = hosts[*hostname];
+        if (auto v = read_str_attr(g, "sender"))
+            h.sender = *v;
+        if (auto v = read_i64_attr(g, "samples_received"))
+            h.samples_received = static_cast<uint64_t>(*v);
+        if (auto v = read_i64_attr(g, "samples_lost"))
+            h.samples_lost = static_cast<uint64_t>(*v);
+        auto first = read_i64_attr(g, "first_ns");
+        auto last = read_i64_attr(g, "last_ns");
+        if (first && last) {
+            h.seen = true;
+            h.first_ns = *first;
+            h.last_ns = *last;
+        }
+        if (auto v = read_i64_attr(g, "job_start_ns")) {
+            h.started = true;
+            h.job_start_ns = *v;
+        }
+        if (auto v = read_i64_attr(g, "job_end_ns")) {
+            h.ended = true;
+            h.job_end_ns = *v;
+        }
+        if (auto v = read_str_attr(g, meta_attr_name("cpus").c_str()))
+            h.cpus = parse_cpus(*v);
+        for (std::string_view backend : {"cgroup_cpu", "cgroup_memory", "cgroup_io", "processes"})
+            if (auto r = restore_backend(g, backend, h); !r)
+                return r.error().with_context("restore host " + *hostname);
+    }
+    return ok();
+}
+
+} // namespace colmet::collector::hdf5

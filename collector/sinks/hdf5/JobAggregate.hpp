@@ -1,0 +1,81 @@
+// What the HDF5 sink remembers about each host of a job between flushes and
+// after the job's file is closed: the host attributes and the few values the
+// summary needs. Small on purpose (no samples), so it can stay in memory
+// while the file is closed; after a collector restart it is rebuilt from the
+// file by restore_hosts().
+#pragma once
+
+#include "collector/sinks/hdf5/Hdf5Handle.hpp"
+#include "collector/sinks/hdf5/JobSummary.hpp"
+#include "common/result.hpp"
+#include "wire/message.hpp"
+
+#include <cstdint>
+#include <map>
+#include <string>
+#include <string_view>
+#include <utility>
+#include <vector>
+
+namespace colmet::collector::hdf5 {
+
+struct HostAggregate {
+    static constexpr double k_unknown = JobSummary::k_unknown;
+
+    std::string sender;
+    bool seen = false;  // first_ns/last_ns are set
+    int64_t first_ns = 0;
+    int64_t last_ns = 0;
+    bool started = false;  // a job_start arrived (at job_start_ns)
+    int64_t job_start_ns = 0;
+    bool ended = false;  // a job_end arrived (at job_end_ns)
+    int64_t job_end_ns = 0;
+    uint64_t samples_received = 0;
+    uint64_t samples_lost = 0;
+    double cpus = k_unknown;
+    // Last non-missing values of cumulative metrics.
+    double cpu_usage = k_unknown;
+    double cpu_user = k_unknown;
+    double cpu_system = k_unknown;
+    double io_read_bytes = k_unknown;
+    double io_write_bytes = k_unknown;
+    double read_chars = k_unknown;
+    double write_chars = k_unknown;
+    // Maxima of gauges.
+    double memory_peak = k_unknown;
+    double memory_current = k_unknown;
+    // job_start meta not yet written to the file.
+    std::vector<std::pair<std::string, std::string>> pending_meta;
+    bool dirty = false;  // host attributes must be rewritten at the next flush
+};
+
+using HostMap = std::map<std::string, HostAggregate>;  // by original host name
+
+// Update a host with one message (lost = messages of the sender known lost).
+void observe_message(HostAggregate &host, const wire::Message &msg, uint64_t lost);
+
+// Update a host with one value of one metric (ignored unless the summary
+// uses it; NaN is ignored).
+void observe_value(HostAggregate &host, std::string_view backend, std::string_view metric, double value);
+
+// True when the summary uses some metric of this backend.
+bool summary_backend(std::string_view backend);
+
+// The summary of a job from its hosts.
+JobSummary summarize(const std::string &job_id, const HostMap &hosts);
+
+// Attribute name of a job_start meta key on a host group: object_name(key),
+// prefixed with "meta_" when it would collide with the sink's own attributes.
+std::string meta_attr_name(std::string_view key);
+
+// Write the sink's attributes of one host group (and its pending meta).
+Result<void> write_host_attrs(hid_t host_group, const std::string &hostname, HostAggregate &host);
+
+// Rebuild the hosts of a job from an existing file: host attributes, and the
+// summary values scanned from the datasets of the backends the summary uses.
+Result<void> restore_hosts(hid_t file, HostMap &hosts);
+
+// Write (or overwrite) the attributes of /summary.
+Result<void> write_summary(hid_t file, const JobSummary &summary);
+
+} // namespace colmet::collector::hdf5

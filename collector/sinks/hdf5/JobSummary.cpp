@@ -1,0 +1,112 @@
+#include "collector/sinks/hdf5/JobSummary.hpp"
+
+#include "collector/sinks/hdf5/Hdf5Io.hpp"
+#include "collector/sinks/hdf5/JobAggregate.hpp"
+
+#include <array>
+#include <system_error>
+
+namespace colmet::collector {
+
+namespace {
+
+struct F64Field {
+    const char *name;
+    double JobSummary::*field;
+};
+
+constexpr std::array<F64Field, 11> k_f64_fields{{
+    {"duration_s", &JobSummary::duration_s},
+    {"cpu_time_s", &JobSummary::cpu_time_s},
+    {"user_time_s", &JobSummary::user_time_s},
+    {"system_time_s", &JobSummary::system_time_s},
+    {"cpus", &JobSummary::cpus},
+    {"cpu_efficiency", &JobSummary::cpu_efficiency},
+    {"peak_memory_bytes", &JobSummary::peak_memory_bytes},
+    {"read_bytes", &JobSummary::read_bytes},
+    {"write_bytes", &JobSummary::write_bytes},
+    {"read_chars", &JobSummary::read_chars},
+    {"write_chars", &JobSummary::write_chars},
+}};
+
+struct U64Field {
+    const char *name;
+    uint64_t JobSummary::*field;
+};
+
+constexpr std::array<U64Field, 3> k_u64_fields{{
+    {"samples_received", &JobSummary::samples_received},
+    {"samples_lost", &JobSummary::samples_lost},
+    {"hosts", &JobSummary::hosts},
+}};
+
+struct I64Field {
+    const char *name;
+    int64_t JobSummary::*field;
+};
+
+constexpr std::array<I64Field, 2> k_i64_fields{{
+    {"started_ns", &JobSummary::started_ns},
+    {"ended_ns", &JobSummary::ended_ns},
+}};
+
+} // namespace
+
+std::filesystem::path job_file_path(const std::filesystem::path &dir, std::string_view job_id)
+{
+    return dir / (hdf5::object_name(job_id) + ".h5");
+}
+
+Result<JobSummary> read_job_summary(const std::filesystem::path &file)
+{
+    hdf5::ErrorSilencer silence;
+    std::error_code ec;
+    if (!std::filesystem::is_regular_file(file, ec))
+        return Error(Errc::not_found, "no job file " + file.string());
+    hdf5::PropList fapl = hdf5::file_access_plist();
+    hdf5::File f{H5Fopen(file.c_str(), H5F_ACC_RDONLY, fapl.get())};
+    if (!f)
+        return hdf5::h5_error("open " + file.string());
+    auto job_id = hdf5::read_str_attr(f.get(), "job_id");
+    if (!job_id)
+        return job_id.error().with_context(file.string());
+    auto group = hdf5::open_group(f.get(), "summary");
+    if (!group)
+        return Error(Errc::not_found, file.string() + " has no summary (the job has not ended)");
+    JobSummary s;
+    s.job_id = std::move(*job_id);
+    s.file = file;
+    for (const auto &f64 : k_f64_fields)
+        if (auto v = hdf5::read_f64_attr(group->get(), f64.name))
+            s.*f64.field = *v;
+    for (const auto &u64 : k_u64_fields)
+        if (auto v = hdf5::read_i64_attr(group->get(), u64.name))
+            s.*u64.field = static_cast<uint64_t>(*v);
+    for (const auto &i64 : k_i64_fields)
+        if (auto v = hdf5::read_i64_attr(group->get(), i64.name))
+            s.*i64.field = *v;
+    return s;
+}
+
+namespace hdf5 {
+
+Result<void> write_summary(hid_t file, const JobSummary &summary)
+{
+    auto group = open_or_create_group(file, "summary");
+    if (!group)
+        return group.error();
+    for (const auto &f64 : k_f64_fields)
+        if (auto r = write_f64_attr(group->get(), f64.name, summary.*f64.field); !r)
+            return r;
+    for (const auto &u64 : k_u64_fields)
+        if (auto r = write_u64_attr(group->get(), u64.name, summary.*u64.field); !r)
+            return r;
+    for (const auto &i64 : k_i64_fields)
+        if (auto r = write_i64_attr(group->get(), i64.name, summary.*i64.field); !r)
+            return r;
+    return ok();
+}
+
+} // namespace hdf5
+
+} // namespace colmet::collector

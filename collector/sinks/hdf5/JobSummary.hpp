@@ -1,0 +1,48 @@
+// The per-job summary the HDF5 sink writes to /summary at job end, and the
+// reader colmet-job uses to print it. docs/hdf5-layout.md describes every
+// field.
+#pragma once
+
+#include "common/result.hpp"
+
+#include <cstdint>
+#include <filesystem>
+#include <limits>
+#include <string>
+#include <string_view>
+
+namespace colmet::collector {
+
+struct JobSummary {
+    static constexpr double k_unknown = std::numeric_limits<double>::quiet_NaN();
+
+    std::string job_id;               // the original id (root attribute job_id)
+    std::filesystem::path file;       // the file it was read from (empty when computed)
+    double duration_s = k_unknown;    // earliest message of any host .. latest job_end
+    double cpu_time_s = k_unknown;    // cgroup_cpu usage, last value per host, summed
+    double user_time_s = k_unknown;   // cgroup_cpu user
+    double system_time_s = k_unknown; // cgroup_cpu system
+    double cpus = k_unknown;          // CPUs allocated (job_start meta "cpus"), summed over hosts
+    double cpu_efficiency = k_unknown; // cpu_time / (duration * cpus)
+    double peak_memory_bytes = k_unknown; // cgroup_memory peak (or current), max over samples and hosts
+    double read_bytes = k_unknown;    // cgroup_io read_bytes, last value per host, summed
+    double write_bytes = k_unknown;   // cgroup_io write_bytes
+    double read_chars = k_unknown;    // processes read_chars, last value per host, summed
+    double write_chars = k_unknown;   // processes write_chars
+    uint64_t samples_received = 0;    // sample and job_end messages, all hosts
+    uint64_t samples_lost = 0;        // messages known lost (sequence gaps, sender drops)
+    uint64_t hosts = 0;
+    int64_t started_ns = 0;           // start of the duration (ns since the epoch)
+    int64_t ended_ns = 0;             // end of the duration (latest job_end)
+};
+
+// Where the HDF5 sink stores the job: dir / (name + ".h5"), where name is
+// sanitize_name(job_id), followed by "-<16 hex digits>" (a hash of the id)
+// when sanitizing changed the id, so that distinct ids never share a file.
+std::filesystem::path job_file_path(const std::filesystem::path &dir, std::string_view job_id);
+
+// Read /summary and the root attribute job_id of a job file. Errc::not_found
+// when the file or its summary (written at job end) does not exist.
+Result<JobSummary> read_job_summary(const std::filesystem::path &file);
+
+} // namespace colmet::collector

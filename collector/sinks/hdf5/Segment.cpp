@@ -1,0 +1,198 @@
+#include "collector/sinks/hdf5/Segment.hpp"
+
+#include "collector/sinks/hdf5/Hdf5Io.hpp"
+
+#include <algorithm>
+#include <array>
+#include <cmath>
+#include <limits>
+
+namespace colmet::collector::hdf5 {
+
+namespace {
+
+constexpr hsize_t k_chunk_target_bytes = 4 * 1024;
+constexpr hsize_t k_min_chunk_rows = 64;
+constexpr hsize_t k_max_chunk_rows = 8192;
+
+hsize_t chunk_rows_for(size_t n_metrics)
+{
+    hsize_t rows = k_chunk_target_bytes / (sizeof(double) * std::max<size_t>(n_metrics, 1));
+    return std::clamp(rows, k_min_chunk_rows, k_max_chunk_rows);
+}
+
+PropList create_plist(int rank, const hsize_t *chunk, int level)
+{
+    PropList dcpl{H5Pcreate(H5P_DATASET_CREATE)};
+    H5Pset_chunk(dcpl.get(), rank, chunk);
+    if (level > 0 && H5Zfilter_avail(H5Z_FILTER_DEFLATE) > 0) {
+        H5Pset_shuffle(dcpl.get());
+        H5Pset_deflate(dcpl.get(), static_cast<unsigned>(std::min(level, 9)));
+    }
+    return dcpl;
+}
+
+} // namespace
+
+struct Segment::Datasets {
+    Dataset time;
+    Dataset values;
+};
+
+namespace {
+
+const char *kind_name(wire::MetricKind kind) { return kind == wire::MetricKind::counter ? "counter" : "gauge"; }
+
+bool write_rows(hid_t dataset, hid_t mem_type, int rank, const hsize_t *start, const hsize_t *count, const void *buf)
+{
+    Dataspace file_space{H5Dget_space(dataset)};
+    Dataspace mem_space{H5Screate_simple(rank, count, nullptr)};
+    if (!file_space || !mem_space)
+        return false;
+    if (H5Sselect_hyperslab(file_space.get(), H5S_SELECT_SET, start, nullptr, count, nullptr) < 0)
+        return false;
+    return H5Dwrite(dataset, mem_type, mem_space.get(), file_space.get(), H5P_DEFAULT, buf) >= 0;
+}
+
+} // namespace
+
+Result<Segment> Segment::create(hid_t backend_group, const std::string &name,
+                                const std::vector<wire::MetricDescriptor> &metrics, int64_t started_ns,
+                                const SegmentOptions &options)
+{
+    if (metrics.empty())
+        return Error::invalid("a segment needs at least one metric");
+    Group group{H5Gcreate2(backend_group, name.c_str(), H5P_DEFAULT, H5P_DEFAULT, H5P_DEFAULT)};
+    if (!group)
+        return h5_error("create group " + name);
+    std::vector<std::string> names, units, kinds;
+    for (const auto &m : metrics) {
+        names.push_back(m.name);
+        units.push_back(m.unit);
+        kinds.emplace_back(kind_name(m.kind));
+    }
+    for (auto r : {write_strs_attr(group.get(), "names", names), write_strs_attr(group.get(), "units", units),
+                   write_strs_attr(group.get(), "kinds", kinds), write_i64_attr(group.get(), "started_ns", started_ns)})
+        if (!r)
+            return r.error();
+
+    const hsize_t n = metrics.size();
+    const hsize_t chunk_rows = chunk_rows_for(metrics.size());
+    const hsize_t zero = 0, unlimited = H5S_UNLIMITED;
+    Dataspace time_space{H5Screate_simple(1, &zero, &unlimited)};
+    PropList time_dcpl = create_plist(1, &chunk_rows, options.compression_level);
+    Dataset time{H5Dcreate2(group.get(), "time", H5T_STD_I64LE, time_space.get(), H5P_DEFAULT, time_dcpl.get(),
+                            H5P_DEFAULT)};
+    if (!time)
+        return h5_error("create dataset " + name + "/time");
+    if (auto r = write_str_attr(time.get(), "unit", "ns since 1970-01-01 UTC"); !r)
+        return r.error();
+
+    const std::array<hsize_t, 2> dims{0, n}, max_dims{H5S_UNLIMITED, n}, chunk{chunk_rows, n};
+    Dataspace value_space{H5Screate_simple(2, dims.data(), max_dims.data())};
+    PropList value_dcpl = create_plist(2, chunk.data(), options.compression_level);
+    const double nan = std::numeric_limits<double>::quiet_NaN();
+    H5Pset_fill_value(value_dcpl.get(), H5T_NATIVE_DOUBLE, &nan);
+    Dataset values{H5Dcreate2(group.get(), "values", H5T_IEEE_F64LE, value_space.get(), H5P_DEFAULT,
+                              value_dcpl.get(), H5P_DEFAULT)};
+    if (!values)
+        return h5_error("create dataset " + name + "/values");
+    Segment seg;
+    seg.m_group = std::move(group);
+    seg.m_metrics = metrics;
+    return seg;
+}
+
+Result<Segment> Segment::open(hid_t backend_group, const std::string &name)
+{
+    auto group = open_group(backend_group, name);
+    if (!group)
+        return group.error();
+    auto names = read_strs_attr(group->get(), "names");
+    auto units = read_strs_attr(group->get(), "units");
+    auto kinds = read_strs_attr(group->get(), "kinds");
+    if (!names || !units || !kinds)
+        return Error::invalid(name + ": missing names/units/kinds");
+    if (names->size() != units->size() || names->size() != kinds->size() || names->empty())
+        return Error::invalid(name + ": names/units/kinds differ in length");
+    Segment seg;
+    for (size_t i = 0; i < names->size(); ++i) {
+        wire::MetricDescriptor m{(*names)[i], (*units)[i], wire::MetricKind::gauge};
+        if ((*kinds)[i] == "counter")
+            m.kind = wire::MetricKind::counter;
+        else if ((*kinds)[i] != "gauge")
+            return Error::invalid(name + ": unknown kind " + (*kinds)[i]);
+        seg.m_metrics.push_back(std::move(m));
+    }
+    seg.m_group = std::move(*group);
+    auto ds = seg.open_datasets();
+    if (!ds)
+        return ds.error();
+    auto time_rows = dataset_rows(ds->time.get());
+    auto value_rows = dataset_rows(ds->values.get());
+    if (!time_rows || !value_rows || *time_rows != *value_rows)
+        return Error::invalid(name + ": time and values have different lengths");
+    Dataspace space{H5Dget_space(ds->values.get())};
+    std::array<hsize_t, 2> dims{};
+    if (H5Sget_simple_extent_ndims(space.get()) != 2 || H5Sget_simple_extent_dims(space.get(), dims.data(), nullptr) < 0 ||
+        dims[1] != seg.m_metrics.size())
+        return Error::invalid(name + ": values do not have one column per name");
+    seg.m_rows_on_disk = *time_rows;
+    return seg;
+}
+
+Result<Segment::Datasets> Segment::open_datasets() const
+{
+    Datasets ds{Dataset{H5Dopen2(m_group.get(), "time", H5P_DEFAULT)},
+                Dataset{H5Dopen2(m_group.get(), "values", H5P_DEFAULT)}};
+    if (!ds.time || !ds.values)
+        return h5_error("open datasets");
+    return ds;
+}
+
+void Segment::append(int64_t time_ns, const std::vector<double> &values)
+{
+    const size_t n = m_metrics.size();
+    m_times.push_back(time_ns);
+    const size_t copied = std::min(n, values.size());
+    m_buffer.insert(m_buffer.end(), values.begin(), values.begin() + static_cast<std::ptrdiff_t>(copied));
+    m_buffer.resize(m_buffer.size() + (n - copied), std::numeric_limits<double>::quiet_NaN());
+}
+
+Result<size_t> Segment::flush(size_t *dropped)
+{
+    *dropped = 0;
+    const size_t k = m_times.size();
+    if (k == 0)
+        return size_t{0};
+    const hsize_t n = m_metrics.size();
+    const hsize_t old_rows = m_rows_on_disk, new_rows = old_rows + k;
+    const std::array<hsize_t, 2> new_dims{new_rows, n}, start{old_rows, 0}, count{k, n};
+    const hsize_t time_count = k;
+    auto ds = open_datasets();
+    bool ok = ds && H5Dset_extent(ds->time.get(), &new_rows) >= 0 &&
+              H5Dset_extent(ds->values.get(), new_dims.data()) >= 0 &&
+              write_rows(ds->values.get(), H5T_NATIVE_DOUBLE, 2, start.data(), count.data(), m_buffer.data()) &&
+              write_rows(ds->time.get(), H5T_NATIVE_INT64, 1, &old_rows, &time_count, m_times.data());
+    m_times.clear();
+    m_buffer.clear();
+    if (ok) {
+        // Closing writes the chunks (compressed) to the file.
+        ok = ds->values.reset() && ds->time.reset();
+    }
+    if (ok) {
+        m_rows_on_disk = new_rows;
+        return k;
+    }
+    Error error = ds ? h5_error("write " + std::to_string(k) + " rows") : ds.error();
+    if (ds && ds->time && ds->values) {
+        const std::array<hsize_t, 2> old_dims{old_rows, n};
+        H5Dset_extent(ds->time.get(), &old_rows);
+        H5Dset_extent(ds->values.get(), old_dims.data());
+    }
+    H5Eclear2(H5E_DEFAULT);
+    *dropped = k;
+    return error;
+}
+
+} // namespace colmet::collector::hdf5

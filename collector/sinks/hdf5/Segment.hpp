@@ -1,0 +1,64 @@
+// One segment of one backend: the rows written while the backend's metric
+// descriptors stayed the same. On disk: group segment_<N> with attributes
+// names/units/kinds/started_ns and datasets time (int64, [rows]) and values
+// (float64, [rows, n_metrics]). Rows are buffered in memory and written in
+// one H5Dset_extent + H5Dwrite per dataset by flush().
+//
+// Only the segment's group stays open: the datasets are opened for the
+// length of a flush. HDF5 walks every open dataset of the process at each
+// H5Fflush, so keeping thousands of datasets open (hundreds of files) would
+// make each flush cost grow with the number of open files.
+#pragma once
+
+#include "collector/sinks/hdf5/Hdf5Handle.hpp"
+#include "common/result.hpp"
+#include "wire/message.hpp"
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+namespace colmet::collector::hdf5 {
+
+struct SegmentOptions {
+    int compression_level = 4;  // deflate level; 0 = no filters
+};
+
+class Segment {
+public:
+    // Create segment `name` in the backend group with these descriptors.
+    static Result<Segment> create(hid_t backend_group, const std::string &name,
+                                  const std::vector<wire::MetricDescriptor> &metrics, int64_t started_ns,
+                                  const SegmentOptions &options);
+    // Open an existing segment to append to it (reads its descriptors and
+    // row count). A segment whose time and values row counts differ, or
+    // whose attributes cannot be read, is returned as an error.
+    static Result<Segment> open(hid_t backend_group, const std::string &name);
+
+    // True when rows with these descriptors belong in this segment.
+    bool matches(const std::vector<wire::MetricDescriptor> &metrics) const { return metrics == m_metrics; }
+
+    // Buffer one row; missing values (a short vector) are stored as NaN.
+    void append(int64_t time_ns, const std::vector<double> &values);
+    size_t pending_rows() const { return m_times.size(); }
+    uint64_t rows_on_disk() const { return m_rows_on_disk; }
+
+    // Write the buffered rows. On success returns the number of rows written;
+    // on failure the buffer is dropped (its size is in *dropped) and the
+    // datasets are put back to their previous extent when possible.
+    Result<size_t> flush(size_t *dropped);
+
+private:
+    Segment() = default;
+
+    struct Datasets;
+    Result<Datasets> open_datasets() const;
+
+    Group m_group;
+    std::vector<wire::MetricDescriptor> m_metrics;
+    uint64_t m_rows_on_disk = 0;
+    std::vector<int64_t> m_times;
+    std::vector<double> m_buffer;  // row-major [pending_rows, n_metrics]
+};
+
+} // namespace colmet::collector::hdf5

@@ -1,0 +1,32 @@
+#!/usr/bin/env bash
+# Configure and build one flavour of colmet.
+#   scripts/build.sh [release|asan|fuzz] [extra cmake args...]
+# Build trees: build/ (release), build-asan/ (ASan+UBSan), build-fuzz/ (clang, libFuzzer).
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+flavour=${1:-release}
+shift || true
+jobs=$(nproc)
+
+case "$flavour" in
+  release)
+    dir=build
+    args=(-DCMAKE_BUILD_TYPE=RelWithDebInfo -DCOLMET_WARNINGS_AS_ERRORS=ON) ;;
+  asan)
+    dir=build-asan
+    args=(-DCMAKE_BUILD_TYPE=Debug -DCOLMET_SANITIZE=ON -DCOLMET_BUILD_BENCH=OFF -DCOLMET_WARNINGS_AS_ERRORS=ON) ;;
+  fuzz)
+    dir=build-fuzz
+    args=(-DCMAKE_BUILD_TYPE=RelWithDebInfo -DCMAKE_C_COMPILER=clang -DCMAKE_CXX_COMPILER=clang++
+          -DCOLMET_BUILD_FUZZ=ON -DCOLMET_BUILD_TESTING=OFF -DCOLMET_BUILD_BENCH=OFF) ;;
+  *)
+    echo "usage: scripts/build.sh [release|asan|fuzz]" >&2; exit 64 ;;
+esac
+
+cmake -S . -B "$dir" "${args[@]}" "$@" >"$dir.configure.log" 2>&1 || { cat "$dir.configure.log"; exit 1; }
+if [ "$flavour" = fuzz ]; then
+  cmake --build "$dir" -j "$jobs" --target fuzz_decode
+else
+  cmake --build "$dir" -j "$jobs"
+fi

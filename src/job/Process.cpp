@@ -1,0 +1,130 @@
+#include "job/Process.hpp"
+
+#include <cerrno>
+#include <csignal>
+#include <cstdlib>
+#include <fcntl.h>
+#include <sys/wait.h>
+#include <thread>
+#include <unistd.h>
+
+namespace colmet::job {
+
+namespace {
+
+void redirect(const std::string &path, int target)
+{
+    if (path.empty())
+        return;
+    int fd = ::open(path.c_str(), O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0600);
+    if (fd >= 0) {
+        ::dup2(fd, target);
+        ::close(fd);
+    }
+}
+
+} // namespace
+
+Result<pid_t> spawn(const std::vector<std::string> &argv, const SpawnOptions &options)
+{
+    if (argv.empty())
+        return Error::invalid("spawn: empty command");
+    std::vector<char *> args;
+    for (const auto &a : argv)
+        args.push_back(const_cast<char *>(a.c_str()));
+    args.push_back(nullptr);
+
+    pid_t pid = ::fork();
+    if (pid < 0)
+        return Error::system("fork", argv[0], errno);
+    if (pid == 0) {
+        if (options.new_session)
+            ::setsid();
+        sigset_t none;
+        sigemptyset(&none);
+        sigprocmask(SIG_SETMASK, &none, nullptr);
+        std::signal(SIGINT, SIG_DFL);
+        std::signal(SIGTERM, SIG_DFL);
+        std::signal(SIGQUIT, SIG_DFL);
+        int devnull = ::open("/dev/null", O_RDONLY);
+        if (devnull >= 0) {
+            ::dup2(devnull, 0);
+            ::close(devnull);
+        }
+        redirect(options.stdout_path, 1);
+        redirect(options.stderr_path, 2);
+        ::close_range(3, ~0U, 0);
+        ::execv(args[0], args.data());
+        _exit(127);
+    }
+    return pid;
+}
+
+std::optional<int> wait_for(pid_t pid, int timeout_ms)
+{
+    int status = 0;
+    if (timeout_ms < 0) {
+        while (::waitpid(pid, &status, 0) < 0)
+            if (errno != EINTR)
+                return 0;
+        return status;
+    }
+    for (int waited = 0;; waited += 10) {
+        pid_t r = ::waitpid(pid, &status, WNOHANG);
+        if (r == pid)
+            return status;
+        if (r < 0 && errno != EINTR)
+            return 0;  // not our child any more
+        if (waited >= timeout_ms)
+            return std::nullopt;
+        std::this_thread::sleep_for(std::chrono::milliseconds(10));
+    }
+}
+
+int terminate(pid_t pid, int grace_ms)
+{
+    ::kill(pid, SIGTERM);
+    if (auto status = wait_for(pid, grace_ms))
+        return *status;
+    ::kill(pid, SIGKILL);
+    return wait_for(pid, -1).value_or(0);
+}
+
+int exit_code_of(int wait_status)
+{
+    if (WIFEXITED(wait_status))
+        return WEXITSTATUS(wait_status);
+    if (WIFSIGNALED(wait_status))
+        return 128 + WTERMSIG(wait_status);
+    return 1;
+}
+
+std::filesystem::path find_program(const std::string &name)
+{
+    std::error_code ec;
+    auto self = std::filesystem::read_symlink("/proc/self/exe", ec);
+    std::vector<std::filesystem::path> dirs;
+    if (!ec)
+        dirs.push_back(self.parent_path());
+    dirs.emplace_back(COLMET_SBINDIR);
+    dirs.emplace_back(COLMET_BINDIR);
+    if (const char *path = std::getenv("PATH")) {
+        std::string p = path;
+        size_t start = 0;
+        while (start <= p.size()) {
+            size_t colon = p.find(':', start);
+            dirs.emplace_back(p.substr(start, colon - start));
+            if (colon == std::string::npos)
+                break;
+            start = colon + 1;
+        }
+    }
+    for (const auto &dir : dirs) {
+        auto candidate = dir / name;
+        if (::access(candidate.c_str(), X_OK) == 0)
+            return candidate;
+    }
+    return {};
+}
+
+} // namespace colmet::job

@@ -1,0 +1,245 @@
+#include "job/RunCommand.hpp"
+
+#include "cgroup/CgroupFs.hpp"
+#include "common/clock.hpp"
+#include "common/names.hpp"
+#include "collector/sinks/hdf5/Hdf5Sink.hpp"
+#include "job/Process.hpp"
+#include "job/Summary.hpp"
+
+#include <spdlog/spdlog.h>
+
+#include <cerrno>
+#include <csignal>
+#include <cstring>
+#include <fcntl.h>
+#include <ctime>
+#include <sys/wait.h>
+#include <thread>
+#include <unistd.h>
+
+namespace colmet::job {
+namespace {
+
+constexpr int k_exit_unavailable = 69;
+
+volatile sig_atomic_t g_child = 0;
+
+// SIGTERM/SIGHUP sent to colmet-job are passed on to the command, so that
+// colmet-job itself stays to clean up.
+void forward_signal(int sig)
+{
+    if (g_child > 0)
+        ::kill(static_cast<pid_t>(g_child), sig);
+}
+
+std::string default_job_id()
+{
+    char stamp[32];
+    time_t now = time(nullptr);
+    tm local{};
+    localtime_r(&now, &local);
+    std::strftime(stamp, sizeof stamp, "%Y%m%dT%H%M%S", &local);
+    return std::string("run-") + stamp + "-" + std::to_string(getpid());
+}
+
+std::string make_private_dir()
+{
+    std::string tmpl = "/tmp/colmet-run.XXXXXX";
+    if (!mkdtemp(tmpl.data()))
+        return {};
+    return tmpl;
+}
+
+bool wait_for_path(const std::filesystem::path &p, int timeout_ms)
+{
+    for (int waited = 0; waited < timeout_ms; waited += 10) {
+        if (std::filesystem::exists(p))
+            return true;
+        std::this_thread::sleep_for(std::chrono::milliseconds(10));
+    }
+    return std::filesystem::exists(p);
+}
+
+// Everything colmet-job run started, undone in reverse order whatever happens.
+struct RunState {
+    cgroup::CgroupPaths cgroup;
+    bool have_cgroup = false;
+    pid_t collector = 0;
+    pid_t node = 0;
+    std::string private_dir;
+
+    ~RunState()
+    {
+        if (node > 0)
+            terminate(node, 3000);
+        if (collector > 0)
+            terminate(collector, 10000);
+        if (have_cgroup) {
+            if (auto r = cgroup::CgroupFs::remove(cgroup); !r)
+                spdlog::error("could not remove the job's cgroup: {}", r.error().message());
+        }
+        if (!private_dir.empty()) {
+            std::error_code ec;
+            std::filesystem::remove_all(private_dir, ec);
+        }
+    }
+};
+
+} // namespace
+
+int run_command(const RunOptions &o)
+{
+    if (o.command.empty()) {
+        spdlog::critical("no command given: colmet-job run [options] -- CMD ARGS...");
+        return 64;
+    }
+    auto node_program = find_program("colmet-node");
+    auto collector_program = find_program("colmet-collector");
+    if (node_program.empty() || (o.zeromq_uri.empty() && collector_program.empty())) {
+        spdlog::critical("cannot find colmet-node or colmet-collector next to colmet-job or in PATH");
+        return k_exit_unavailable;
+    }
+
+    std::string job_id = o.job_id.empty() ? default_job_id() : o.job_id;
+    RunState state;
+
+    cgroup::CgroupFs fs(o.cgroup_root);
+    std::string relative = "/colmet/" + sanitize_name(job_id);
+    auto created = fs.create(relative);
+    if (!created) {
+        spdlog::critical("cannot create the job's cgroup {}: {}{}", relative, created.error().message(),
+                         geteuid() != 0 ? " (colmet-job run must run as root to create cgroups)" : "");
+        return k_exit_unavailable;
+    }
+    state.cgroup = *created;
+    state.have_cgroup = true;
+
+    std::error_code ec;
+    std::filesystem::path hdf5_dir = std::filesystem::absolute(o.hdf5_dir, ec);
+    std::string uri = o.zeromq_uri;
+    if (uri.empty()) {
+        state.private_dir = make_private_dir();
+        if (state.private_dir.empty()) {
+            spdlog::critical("cannot create a private directory in /tmp: {}", std::strerror(errno));
+            return k_exit_unavailable;
+        }
+        auto socket = std::filesystem::path(state.private_dir) / "collector.sock";
+        uri = "ipc://" + socket.string();
+        std::vector<std::string> argv = {collector_program.string(), "--config", "/dev/null", "--zeromq-bind-uri",
+                                         uri, "--hdf5-dir", hdf5_dir.string(), "--flush-interval", "1"};
+        if (o.verbosity > 0)
+            argv.push_back(o.verbosity > 1 ? "-vv" : "-v");
+        SpawnOptions so;
+        so.new_session = true;
+        auto pid = spawn(argv, so);
+        if (!pid) {
+            spdlog::critical("cannot start colmet-collector: {}", pid.error().message());
+            return k_exit_unavailable;
+        }
+        state.collector = *pid;
+        if (!wait_for_path(socket, 5000)) {
+            spdlog::critical("the private colmet-collector did not start (no socket after 5 s)");
+            return k_exit_unavailable;
+        }
+    }
+
+    std::string command_line;
+    for (const auto &word : o.command)
+        command_line += (command_line.empty() ? "" : " ") + word;
+    std::vector<std::string> node_argv = {node_program.string(), "--config", "/dev/null", "--job-id", job_id,
+                                          "--cgroup", relative, "--cgroup-root", o.cgroup_root, "--zeromq-uri",
+                                          uri, "--sample-period", std::to_string(o.period_s), "--meta",
+                                          "command=" + command_line.substr(0, 1000)};
+    if (const char *user = getenv("SUDO_USER"); user && *user)
+        node_argv.insert(node_argv.end(), {"--user", user});
+    else if (const char *login = getenv("USER"); login && *login)
+        node_argv.insert(node_argv.end(), {"--user", login});
+    for (const auto &b : o.disabled_backends)
+        node_argv.insert(node_argv.end(), {"--disable-backend", b});
+    if (o.verbosity > 0)
+        node_argv.push_back(o.verbosity > 1 ? "-vv" : "-v");
+    SpawnOptions node_spawn;
+    node_spawn.new_session = true;
+    auto node_pid = spawn(node_argv, node_spawn);
+    if (!node_pid) {
+        spdlog::critical("cannot start colmet-node: {}", node_pid.error().message());
+        return k_exit_unavailable;
+    }
+    state.node = *node_pid;
+
+    // The command: forked, moved into the job's cgroup by us, then released
+    // to exec through a pipe so that it never runs outside the cgroup.
+    int gate[2];
+    if (::pipe2(gate, O_CLOEXEC) != 0) {
+        spdlog::critical("pipe: {}", std::strerror(errno));
+        return 70;
+    }
+    int64_t started = monotonic_ns();
+    pid_t child = ::fork();
+    if (child < 0) {
+        spdlog::critical("fork: {}", std::strerror(errno));
+        return 70;
+    }
+    if (child == 0) {
+        ::close(gate[1]);
+        char go = 0;
+        if (::read(gate[0], &go, 1) != 1 || go != 'g')
+            _exit(70);
+        std::vector<char *> args;
+        for (const auto &a : o.command)
+            args.push_back(const_cast<char *>(a.c_str()));
+        args.push_back(nullptr);
+        ::execvp(args[0], args.data());
+        int err = errno;
+        std::fprintf(stderr, "colmet-job: cannot run %s: %s\n", args[0], std::strerror(err));
+        _exit(err == ENOENT ? 127 : 126);
+    }
+    ::close(gate[0]);
+    g_child = child;
+    // While the command runs, Ctrl-C belongs to it: colmet-job ignores
+    // SIGINT/SIGQUIT (as system() does) and passes SIGTERM/SIGHUP on.
+    struct sigaction ignore{}, forward{}, old_int{}, old_quit{};
+    ignore.sa_handler = SIG_IGN;
+    forward.sa_handler = forward_signal;
+    sigaction(SIGINT, &ignore, &old_int);
+    sigaction(SIGQUIT, &ignore, &old_quit);
+    sigaction(SIGTERM, &forward, nullptr);
+    sigaction(SIGHUP, &forward, nullptr);
+
+    char go = 'g';
+    if (auto r = cgroup::CgroupFs::attach(state.cgroup, child); !r) {
+        spdlog::error("cannot move the command into its cgroup: {}", r.error().message());
+        go = 'x';
+    }
+    if (::write(gate[1], &go, 1) != 1)
+        spdlog::error("cannot release the command: {}", std::strerror(errno));
+    ::close(gate[1]);
+
+    int status = wait_for(child, -1).value_or(0);
+    int64_t ended = monotonic_ns();
+    g_child = 0;
+    int code = go == 'g' ? exit_code_of(status) : 70;
+
+    // Final sample and job end, then let the collector close the file.
+    terminate(state.node, 3000);
+    state.node = 0;
+    if (state.collector > 0) {
+        terminate(state.collector, 10000);
+        state.collector = 0;
+    }
+    if (auto r = cgroup::CgroupFs::remove(state.cgroup); !r)
+        spdlog::error("could not remove the job's cgroup: {}", r.error().message());
+    state.have_cgroup = false;
+    sigaction(SIGINT, &old_int, nullptr);
+    sigaction(SIGQUIT, &old_quit, nullptr);
+
+    if (!o.quiet) {
+        auto file = collector::job_file_path(hdf5_dir, job_id);
+        print_summary(job_id, o.zeromq_uri.empty() ? file : std::filesystem::path(), status,
+                      static_cast<double>(ended - started) / 1e9, o.zeromq_uri);
+    }
+    return code;
+}
+
+} // namespace colmet::job

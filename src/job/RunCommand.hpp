@@ -1,0 +1,25 @@
+// colmet-job run: the one-machine form of the whole pipeline.
+#pragma once
+
+#include <string>
+#include <vector>
+
+namespace colmet::job {
+
+struct RunOptions {
+    std::string hdf5_dir = ".";           // where the job's file goes (private collector)
+    std::string zeromq_uri;               // empty: start a private collector
+    std::string job_id;                   // empty: run-<date>-<pid>
+    double period_s = 1;
+    std::string cgroup_root = "/sys/fs/cgroup";
+    std::vector<std::string> disabled_backends;
+    bool quiet = false;                   // no summary
+    int verbosity = 0;
+    std::vector<std::string> command;
+};
+
+// Returns the command's exit status (128 + signal when it was killed), or
+// 69/70 when colmet itself could not run it.
+int run_command(const RunOptions &options);
+
+} // namespace colmet::job

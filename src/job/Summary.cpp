@@ -1,0 +1,81 @@
+#include "job/Summary.hpp"
+
+#include "collector/sinks/hdf5/Hdf5Sink.hpp"
+
+#include <cmath>
+#include <cstdio>
+#include <sys/wait.h>
+
+namespace colmet::job {
+
+std::string human_bytes(double bytes)
+{
+    if (std::isnan(bytes))
+        return "unknown";
+    static const char *const units[] = {"B", "KiB", "MiB", "GiB", "TiB", "PiB"};
+    int u = 0;
+    while (bytes >= 1024 && u < 5) {
+        bytes /= 1024;
+        ++u;
+    }
+    char buf[32];
+    std::snprintf(buf, sizeof buf, u == 0 ? "%.0f %s" : "%.1f %s", bytes, units[u]);
+    return buf;
+}
+
+std::string human_seconds(double seconds)
+{
+    if (std::isnan(seconds))
+        return "unknown";
+    char buf[48];
+    if (seconds < 120)
+        std::snprintf(buf, sizeof buf, "%.2f s", seconds);
+    else if (seconds < 7200)
+        std::snprintf(buf, sizeof buf, "%d min %02d s", static_cast<int>(seconds) / 60, static_cast<int>(seconds) % 60);
+    else
+        std::snprintf(buf, sizeof buf, "%d h %02d min", static_cast<int>(seconds) / 3600,
+                      (static_cast<int>(seconds) / 60) % 60);
+    return buf;
+}
+
+static std::string describe_status(int wait_status)
+{
+    if (WIFEXITED(wait_status))
+        return "exit status " + std::to_string(WEXITSTATUS(wait_status));
+    if (WIFSIGNALED(wait_status))
+        return std::string("killed by signal ") + std::to_string(WTERMSIG(wait_status));
+    return "unknown status";
+}
+
+void print_summary(const std::string &job_id, const std::filesystem::path &file, int wait_status,
+                   double wall_seconds, const std::string &external_uri)
+{
+    std::FILE *out = stderr;
+    std::fprintf(out, "\ncolmet: job %s finished (%s) after %s\n", job_id.c_str(), describe_status(wait_status).c_str(),
+                 human_seconds(wall_seconds).c_str());
+    if (file.empty()) {
+        std::fprintf(out, "  data sent to the collector at %s\n", external_uri.c_str());
+        return;
+    }
+    auto summary = collector::read_job_summary(file);
+    if (!summary) {
+        std::fprintf(out, "  no summary: %s\n", summary.error().message().c_str());
+        return;
+    }
+    const auto &s = *summary;
+    std::fprintf(out, "  CPU time        %s (user %s, system %s)\n", human_seconds(s.cpu_time_s).c_str(),
+                 human_seconds(s.user_time_s).c_str(), human_seconds(s.system_time_s).c_str());
+    if (!std::isnan(s.cpu_efficiency))
+        std::fprintf(out, "  CPU efficiency  %.1f %% of the job's CPUs over %s\n", s.cpu_efficiency * 100,
+                     human_seconds(s.duration_s).c_str());
+    std::fprintf(out, "  peak memory     %s\n", human_bytes(s.peak_memory_bytes).c_str());
+    std::fprintf(out, "  block I/O       read %s, written %s\n", human_bytes(s.read_bytes).c_str(),
+                 human_bytes(s.write_bytes).c_str());
+    std::fprintf(out, "  file I/O        read %s, written %s (read/write calls)\n", human_bytes(s.read_chars).c_str(),
+                 human_bytes(s.write_chars).c_str());
+    std::fprintf(out, "  samples         %llu received, %llu lost\n",
+                 static_cast<unsigned long long>(s.samples_received), static_cast<unsigned long long>(s.samples_lost));
+    std::fprintf(out, "  data            %s\n", file.c_str());
+}
+
+} // namespace colmet::job

@@ -1,0 +1,165 @@
+#include "node/NodeMain.hpp"
+
+#include "cgroup/CgroupFs.hpp"
+#include "common/cpu_list.hpp"
+#include "common/file_io.hpp"
+#include "common/log.hpp"
+#include "common/names.hpp"
+#include "node/NodeOptions.hpp"
+#include "node/Sampler.hpp"
+#include "node/backends/registry.hpp"
+
+#include <CLI/CLI.hpp>
+
+#include <algorithm>
+#include <csignal>
+#include <unistd.h>
+
+namespace colmet::node {
+namespace {
+
+constexpr int k_exit_usage = 64;
+constexpr int k_exit_unavailable = 69;
+
+void add_options(CLI::App &app, NodeOptions &o)
+{
+    app.add_option("--job-id", o.job_id, "Job identifier as the scheduler spells it (123, 123_4, 123.0)")
+        ->required()
+        ->check([](const std::string &id) {
+            return valid_identifier(id) ? std::string() : "must be 1 to 128 printable ASCII characters without '/'";
+        });
+    app.add_option("--cgroup", o.cgroup,
+                   "The job's cgroup: a path relative to the hierarchy (/oar/alice_42) or an absolute directory")
+        ->required();
+    app.add_option("--cgroup-root", o.cgroup_root, "Where the cgroup file systems are mounted")
+        ->capture_default_str();
+    app.add_option("--proc-root", o.proc_root, "Where procfs is mounted")->capture_default_str();
+    app.add_option("--hostname", o.hostname, "Host name sent with every message (default: this host's name)");
+    app.add_option("--user", o.user, "The job's owner, recorded in the job's metadata");
+    app.add_option("-s,--sample-period", o.period_s, "Seconds between samples (0.1 to 3600)")
+        ->check(CLI::Range(k_min_period_s, k_max_period_s))
+        ->capture_default_str();
+    app.add_option("--zeromq-uri", o.zmq.uri, "Collector address (ZeroMQ PUSH connects here)")->capture_default_str();
+    app.add_option("--zeromq-hwm", o.zmq.hwm, "Messages queued at most while the collector is slow or away")
+        ->check(CLI::Range(1, 1000000))
+        ->capture_default_str();
+    app.add_option("--zeromq-linger", o.zmq.linger_ms,
+                   "Milliseconds spent at exit delivering queued messages (-1 = until delivered)")
+        ->check(CLI::Range(-1, 60000))
+        ->capture_default_str();
+    app.add_option("--disable-backend", o.disabled_backends, "Do not run this backend (repeatable)");
+    app.add_option("--meta", o.meta, "Extra KEY=VALUE metadata for the job (repeatable)");
+    app.add_option("--log-file", o.log_file, "Log to this file instead of stderr");
+    app.add_flag("-v,--verbose", o.verbosity, "More log output (-v info, -vv debug)");
+}
+
+size_t count_job_cpus(const cgroup::CgroupPaths &paths)
+{
+    // The job's cpuset if it has one, else every online CPU.
+    for (const char *file : {"cpuset.cpus.effective", "cpuset.effective_cpus", "cpuset.cpus"}) {
+        auto dir = paths.dir_for("cpuset");
+        if (dir.empty())
+            break;
+        if (auto text = read_file(dir / file)) {
+            if (auto cpus = parse_cpu_list(*text); cpus && !cpus->empty())
+                return cpus->size();
+        }
+    }
+    long n = sysconf(_SC_NPROCESSORS_ONLN);
+    return n > 0 ? static_cast<size_t>(n) : 1;
+}
+
+std::string default_hostname()
+{
+    char buf[256] = {};
+    if (gethostname(buf, sizeof buf - 1) != 0)
+        return "unknown";
+    return sanitize_name(buf);
+}
+
+int run(const NodeOptions &o)
+{
+    log::setup("node", o.verbosity, o.log_file);
+
+    cgroup::CgroupFs fs(o.cgroup_root);
+    auto paths = fs.resolve(o.cgroup);
+    if (!paths) {
+        spdlog::critical("cannot find the job's cgroup: {}", paths.error().message());
+        return k_exit_unavailable;
+    }
+    JobContext ctx{o.job_id, *paths, o.proc_root};
+
+    std::vector<std::unique_ptr<MetricBackend>> backends;
+    for (const auto &factory : job_backends()) {
+        if (std::find(o.disabled_backends.begin(), o.disabled_backends.end(), factory.name) !=
+            o.disabled_backends.end())
+            continue;
+        auto backend = factory.make(ctx);
+        if (!backend) {
+            spdlog::warn("backend {} not available: {}", factory.name, backend.error().message());
+            continue;
+        }
+        spdlog::info("backend {}: {} metrics", factory.name, (*backend)->metrics().size());
+        backends.push_back(std::move(*backend));
+    }
+
+    SamplerConfig config;
+    config.job_id = o.job_id;
+    config.host = o.hostname.empty() ? default_hostname() : o.hostname;
+    config.period_s = o.period_s;
+    config.cgroup_dir = paths->version == cgroup::Version::v2 || paths->controllers.empty()
+                            ? paths->unified.string()
+                            : paths->controllers.front().second.string();
+    config.meta = {{"cgroup", paths->relative},
+                   {"cpus", std::to_string(count_job_cpus(*paths))},
+                   {"node_version", COLMET_VERSION}};
+    if (!o.user.empty())
+        config.meta.emplace_back("user", o.user);
+    for (const auto &kv : o.meta) {
+        auto eq = kv.find('=');
+        if (eq == std::string::npos || eq == 0) {
+            spdlog::critical("--meta '{}': expected KEY=VALUE", kv);
+            return k_exit_usage;
+        }
+        config.meta.emplace_back(kv.substr(0, eq), kv.substr(eq + 1));
+    }
+
+    auto transport = make_zmq_transport(o.zmq);
+    if (!transport) {
+        spdlog::critical("{}", transport.error().message());
+        return k_exit_usage;
+    }
+
+    // SIGTERM/SIGINT are read from a signalfd by the sampler.
+    sigset_t set;
+    sigemptyset(&set);
+    sigaddset(&set, SIGTERM);
+    sigaddset(&set, SIGINT);
+    sigprocmask(SIG_BLOCK, &set, nullptr);
+
+    spdlog::info("sampling job {} ({}) every {} s to {}", o.job_id, paths->relative, o.period_s, o.zmq.uri);
+    Sampler sampler(std::move(config), std::move(backends), std::move(*transport));
+    sampler.run();
+    return 0;
+}
+
+} // namespace
+
+int node_main(int argc, char **argv)
+{
+    CLI::App app{"colmet-node: samples one job's cgroup and sends the values to colmet-collector", "colmet-node"};
+    app.set_version_flag("--version", std::string("colmet-node ") + COLMET_VERSION);
+    app.set_config("-c,--config", "/etc/colmet/colmet.conf", "Configuration file (its [node] section)");
+    app.get_config_formatter_base()->section("node");
+    NodeOptions options;
+    add_options(app, options);
+    try {
+        app.parse(argc, argv);
+    } catch (const CLI::ParseError &e) {
+        int rc = app.exit(e);
+        return rc == 0 ? 0 : k_exit_usage;
+    }
+    return run(options);
+}
+
+} // namespace colmet::node

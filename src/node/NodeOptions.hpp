@@ -1,0 +1,31 @@
+// colmet-node's settings, from the command line and the [node] section of
+// colmet.conf (command line wins).
+#pragma once
+
+#include "node/Transport.hpp"
+
+#include <string>
+#include <utility>
+#include <vector>
+
+namespace colmet::node {
+
+inline constexpr double k_min_period_s = 0.1;
+inline constexpr double k_max_period_s = 3600;
+
+struct NodeOptions {
+    std::string job_id;
+    std::string cgroup;                  // relative (/oar/alice_42) or absolute v2 directory
+    std::string cgroup_root = "/sys/fs/cgroup";
+    std::string proc_root = "/proc";
+    std::string hostname;                // default: gethostname()
+    std::string user;                    // job owner, recorded as metadata
+    double period_s = 5;
+    ZmqOptions zmq;
+    std::vector<std::string> disabled_backends;
+    std::vector<std::string> meta;       // extra KEY=VALUE metadata
+    std::string log_file;
+    int verbosity = 0;
+};
+
+} // namespace colmet::node

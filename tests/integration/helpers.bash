@@ -1,0 +1,126 @@
+# Shared helpers for colmet's bats tests. COLMET_BIN points at the build's bin/.
+# Every test works in its own $BATS_TEST_TMPDIR and removes what it created.
+
+: "${COLMET_BIN:?COLMET_BIN must point at the build's bin directory}"
+PY=/usr/bin/python3            # Debian's python, where python3-h5py lives
+CGROOT=/sys/fs/cgroup
+V1_CONTROLLERS="cpuacct cpu memory blkio pids cpuset"
+
+require_root() {
+  [ "$(id -u)" -eq 0 ] || skip "needs root to create cgroups and read /proc/PID/io"
+}
+
+require_h5py() {
+  "$PY" -c 'import h5py' 2>/dev/null || skip "python3-h5py is not installed for $PY"
+}
+
+free_port() {
+  "$PY" -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])'
+}
+
+cgroup_is_v2() { [ -e "$CGROOT/cgroup.controllers" ]; }
+
+# make_job_cgroup REL: create the job's cgroup like a scheduler would.
+make_job_cgroup() {
+  local rel=$1 c
+  if cgroup_is_v2; then
+    mkdir -p "$CGROOT$rel"
+  else
+    for c in $V1_CONTROLLERS; do
+      [ -d "$CGROOT/$c" ] || continue
+      mkdir -p "$CGROOT/$c$rel"
+      if [ "$c" = cpuset ]; then
+        cat "$CGROOT/cpuset/cpuset.cpus" > "$CGROOT/cpuset$(dirname "$rel")/cpuset.cpus" 2>/dev/null || true
+        cat "$CGROOT/cpuset/cpuset.mems" > "$CGROOT/cpuset$(dirname "$rel")/cpuset.mems" 2>/dev/null || true
+        cat "$CGROOT/cpuset/cpuset.cpus" > "$CGROOT/cpuset$rel/cpuset.cpus"
+        cat "$CGROOT/cpuset/cpuset.mems" > "$CGROOT/cpuset$rel/cpuset.mems"
+      fi
+    done
+  fi
+}
+
+# in_cgroup REL CMD...: run CMD inside the job's cgroup (every hierarchy).
+in_cgroup() {
+  local rel=$1; shift
+  if cgroup_is_v2; then
+    sh -c 'echo $$ > "$0/cgroup.procs" && exec "$@"' "$CGROOT$rel" "$@"
+  else
+    sh -c 'rel=$0; for c in '"$V1_CONTROLLERS"'; do [ -d '"$CGROOT"'/$c$rel ] && echo $$ > '"$CGROOT"'/$c$rel/cgroup.procs; done; exec "$@"' "$rel" "$@"
+  fi
+}
+
+# cgroup_exists REL: true when the job's cgroup is still in any hierarchy.
+cgroup_exists() {
+  local rel=$1 c
+  if cgroup_is_v2; then [ -d "$CGROOT$rel" ]; return; fi
+  for c in $V1_CONTROLLERS; do
+    [ -d "$CGROOT/$c$rel" ] && return 0
+  done
+  return 1
+}
+
+# remove_job_cgroup REL: kill what is left and rmdir it (deepest first).
+remove_job_cgroup() {
+  local rel=$1 c d
+  local dirs=()
+  if cgroup_is_v2; then dirs=("$CGROOT$rel"); else
+    for c in $V1_CONTROLLERS; do dirs+=("$CGROOT/$c$rel"); done
+  fi
+  for d in "${dirs[@]}"; do
+    [ -d "$d" ] || continue
+    for p in $(cat "$d/cgroup.procs" 2>/dev/null); do kill -9 "$p" 2>/dev/null || true; done
+  done
+  sleep 0.1
+  for d in "${dirs[@]}"; do
+    [ -d "$d" ] || continue
+    find "$d" -depth -type d -exec rmdir {} \; 2>/dev/null || true
+  done
+}
+
+# start_collector URI DIR [args...]: background collector, pid in $COLLECTOR_PID.
+start_collector() {
+  local uri=$1 dir=$2; shift 2
+  "$COLMET_BIN/colmet-collector" --config /dev/null --zeromq-bind-uri "$uri" --hdf5-dir "$dir" -v "$@" \
+    2>>"$BATS_TEST_TMPDIR/collector.log" &
+  COLLECTOR_PID=$!
+}
+
+# stop_pid PID [timeout_s]: SIGTERM and wait; SIGKILL after the timeout.
+stop_pid() {
+  local pid=$1 limit=${2:-10} i
+  kill -TERM "$pid" 2>/dev/null || return 0
+  for ((i = 0; i < limit * 20; i++)); do
+    kill -0 "$pid" 2>/dev/null || { wait "$pid" 2>/dev/null; return 0; }
+    sleep 0.05
+  done
+  kill -KILL "$pid" 2>/dev/null
+  wait "$pid" 2>/dev/null
+  return 1
+}
+
+# h5 FILE EXPR: evaluate a Python expression with f = the open HDF5 file.
+h5() {
+  "$PY" - "$1" "$2" <<'PYEOF'
+import sys, h5py, numpy as np
+f = h5py.File(sys.argv[1], "r")
+def seg(host, backend, n=0):
+    g = f["hosts"][host][backend]["segment_%d" % n]
+    names = [x.decode() if isinstance(x, bytes) else x for x in g.attrs["names"]]
+    return names, g["values"][:], g["time"][:]
+def last(host, backend, metric):
+    names, values, _ = seg(host, backend)
+    return float(values[-1, names.index(metric)])
+def col(host, backend, metric):
+    names, values, _ = seg(host, backend)
+    return values[:, names.index(metric)]
+print(eval(sys.argv[2]))
+PYEOF
+}
+
+# Numeric comparison helpers for bats assertions.
+within_pct() {  # within_pct ACTUAL EXPECTED PCT
+  "$PY" -c 'import sys; a,e,p=map(float,sys.argv[1:]); sys.exit(0 if abs(a-e) <= e*p/100 else 1)' "$1" "$2" "$3"
+}
+at_least() {  # at_least ACTUAL MIN
+  "$PY" -c 'import sys; a,m=map(float,sys.argv[1:]); sys.exit(0 if a >= m else 1)' "$1" "$2"
+}

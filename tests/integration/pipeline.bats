@@ -1,0 +1,93 @@
+#!/usr/bin/env bats
+# The real colmet-node and colmet-collector over TCP on loopback, sampling a
+# real cgroup in which a real workload burns about 2 s of CPU and touches
+# 200 MiB of memory. The HDF5 file is read back with h5py and h5dump.
+
+load helpers
+
+setup() {
+  require_root
+  require_h5py
+  JOB="it-$$-$BATS_TEST_NUMBER"
+  REL="/colmet-test/$JOB"
+  OUT="$BATS_TEST_TMPDIR/out"
+  PORT=$(free_port)
+  URI="tcp://127.0.0.1:$PORT"
+  HOSTNAME_TAG="itest-host"
+}
+
+teardown() {
+  [ -n "${NODE_PID:-}" ] && kill -9 "$NODE_PID" 2>/dev/null || true
+  [ -n "${COLLECTOR_PID:-}" ] && kill -9 "$COLLECTOR_PID" 2>/dev/null || true
+  remove_job_cgroup "$REL"
+  rmdir "$CGROOT"/*/colmet-test "$CGROOT/colmet-test" 2>/dev/null || true
+  if [ -f "$BATS_TEST_TMPDIR/collector.log" ]; then sed 's/^/# collector: /' "$BATS_TEST_TMPDIR/collector.log" >&3; fi
+}
+
+@test "node and collector over tcp store a real workload's CPU time and memory" {
+  start_collector "$URI" "$OUT"
+  make_job_cgroup "$REL"
+  "$COLMET_BIN/colmet-node" --config /dev/null --job-id "$JOB" --cgroup "$REL" --zeromq-uri "$URI" \
+    --sample-period 0.5 --hostname "$HOSTNAME_TAG" --user tester -v 2>"$BATS_TEST_TMPDIR/node.log" &
+  NODE_PID=$!
+
+  in_cgroup "$REL" "$COLMET_BIN/colmet-workload" --cpu-seconds 2 --memory-mib 200 >"$BATS_TEST_TMPDIR/workload.json"
+  sleep 0.7   # one more sample after the workload ended
+
+  start=$(date +%s%N)
+  stop_pid "$NODE_PID" 5
+  elapsed_ms=$(( ($(date +%s%N) - start) / 1000000 ))
+  NODE_PID=
+  echo "node stopped in ${elapsed_ms} ms"
+  [ "$elapsed_ms" -lt 1000 ]
+
+  stop_pid "$COLLECTOR_PID" 10
+  COLLECTOR_PID=
+
+  file="$OUT/$JOB.h5"
+  [ -f "$file" ]
+  workload_cpu=$("$PY" -c 'import json,sys; print(json.load(open(sys.argv[1]))["cpu_seconds"])' "$BATS_TEST_TMPDIR/workload.json")
+  stored_cpu=$(h5 "$file" "last('$HOSTNAME_TAG', 'cgroup_cpu', 'usage')")
+  echo "workload used $workload_cpu s of CPU, colmet stored $stored_cpu s"
+  within_pct "$stored_cpu" "$workload_cpu" 10
+
+  peak=$(h5 "$file" "float(np.nanmax(col('$HOSTNAME_TAG', 'cgroup_memory', 'peak')))")
+  echo "peak memory $peak B"
+  at_least "$peak" $((200 * 1024 * 1024))
+
+  # The summary agrees, and plain h5dump reads the file without colmet.
+  summary_cpu=$(h5 "$file" "f['summary'].attrs['cpu_time_s']")
+  within_pct "$summary_cpu" "$workload_cpu" 10
+  run h5dump -A "$file"
+  [ "$status" -eq 0 ]
+  [[ "$output" == *"cpu_time_s"* ]]
+  [[ "$output" == *"tester"* ]]
+
+  # Units and kinds travel with the data.
+  [ "$(h5 "$file" "[str(u) for u in f['hosts']['$HOSTNAME_TAG']['cgroup_cpu']['segment_0'].attrs['units']][0]")" = "s" ]
+  [ "$(h5 "$file" "len(seg('$HOSTNAME_TAG', 'cgroup_cpu')[2]) >= 4")" = "True" ]
+}
+
+@test "the collector keeps files of ended jobs intact after SIGKILL and reopens open ones" {
+  start_collector "$URI" "$OUT" --flush-interval 0.5
+  make_job_cgroup "$REL"
+  "$COLMET_BIN/colmet-node" --config /dev/null --job-id "$JOB" --cgroup "$REL" --zeromq-uri "$URI" \
+    --sample-period 0.2 --hostname "$HOSTNAME_TAG" 2>"$BATS_TEST_TMPDIR/node.log" &
+  NODE_PID=$!
+  sleep 2
+  kill -KILL "$COLLECTOR_PID"; wait "$COLLECTOR_PID" 2>/dev/null || true
+  file="$OUT/$JOB.h5"
+  # Readable up to its last flush, without any repair step.
+  rows=$(h5 "$file" "len(seg('$HOSTNAME_TAG', 'cgroup_cpu')[2])")
+  echo "rows after SIGKILL: $rows"
+  [ "$rows" -ge 3 ]
+  # A new collector picks the same file up again and appends to it.
+  start_collector "$URI" "$OUT" --flush-interval 0.5
+  sleep 1.5
+  stop_pid "$NODE_PID" 5; NODE_PID=
+  stop_pid "$COLLECTOR_PID" 10; COLLECTOR_PID=
+  more=$(h5 "$file" "len(seg('$HOSTNAME_TAG', 'cgroup_cpu')[2])")
+  echo "rows after restart: $more"
+  [ "$more" -gt "$rows" ]
+  [ "$(h5 "$file" "'summary' in f")" = "True" ]
+}

@@ -1,0 +1,104 @@
+#include "common/cpu_list.hpp"
+#include "common/clock.hpp"
+#include "common/file_io.hpp"
+#include "common/names.hpp"
+#include "common/text.hpp"
+
+#include "FakeTree.hpp"
+
+#include <gtest/gtest.h>
+
+#include <vector>
+
+using namespace colmet;
+
+TEST(Names, sanitize_keeps_safe_ids_and_neutralises_hostile_ones)
+{
+    EXPECT_EQ(sanitize_name("123"), "123");
+    EXPECT_EQ(sanitize_name("123_4"), "123_4");
+    EXPECT_EQ(sanitize_name("123.0"), "123.0");
+    EXPECT_EQ(sanitize_name("../../etc/x"), "_.._etc_x");
+    EXPECT_EQ(sanitize_name(".."), "_.");
+    EXPECT_EQ(sanitize_name("."), "_");
+    EXPECT_EQ(sanitize_name(""), "_");
+    EXPECT_EQ(sanitize_name("a/b c\nd"), "a_b_c_d");
+    EXPECT_EQ(sanitize_name(std::string("x\0y", 3)), "x_y");
+    EXPECT_EQ(sanitize_name(std::string(500, 'j')).size(), k_max_id_length);
+    for (std::string id : {"../x", "/", "..", ".hidden", "a/../../b"}) {
+        auto name = sanitize_name(id);
+        EXPECT_EQ(name.find('/'), std::string::npos) << id;
+        EXPECT_NE(name.front(), '.') << id;
+    }
+}
+
+TEST(Names, valid_identifier_rules)
+{
+    EXPECT_TRUE(valid_identifier("123_4"));
+    EXPECT_TRUE(valid_identifier("alice job 1"));
+    EXPECT_FALSE(valid_identifier(""));
+    EXPECT_FALSE(valid_identifier("a/b"));
+    EXPECT_FALSE(valid_identifier("tab\there"));
+    EXPECT_FALSE(valid_identifier("caf\xc3\xa9"));
+    EXPECT_FALSE(valid_identifier(std::string(129, 'x')));
+    EXPECT_TRUE(valid_identifier(std::string(128, 'x')));
+}
+
+TEST(Text, numbers_and_lines)
+{
+    EXPECT_EQ(text::parse_u64(" 42\n"), 42u);
+    EXPECT_EQ(text::parse_u64("18446744073709551615"), UINT64_MAX);
+    EXPECT_FALSE(text::parse_u64("18446744073709551616"));
+    EXPECT_FALSE(text::parse_u64("max"));
+    EXPECT_FALSE(text::parse_u64("-1"));
+    EXPECT_FALSE(text::parse_u64("12abc"));
+    EXPECT_FALSE(text::parse_u64(""));
+    EXPECT_EQ(text::parse_i64("-5"), -5);
+    EXPECT_DOUBLE_EQ(*text::parse_double("0.25"), 0.25);
+    std::vector<std::string_view> lines;
+    for (auto l : text::Lines("a 1\nb 2\n\nc 3"))
+        lines.push_back(l);
+    ASSERT_EQ(lines.size(), 4u);
+    EXPECT_EQ(lines[3], "c 3");
+    std::string_view k, v;
+    ASSERT_TRUE(text::split_key_value("total_rss   4096", k, v));
+    EXPECT_EQ(k, "total_rss");
+    EXPECT_EQ(v, "4096");
+    EXPECT_FALSE(text::split_key_value("lonely", k, v));
+}
+
+TEST(CpuList, parses_kernel_lists)
+{
+    EXPECT_EQ(*parse_cpu_list("0-3,8,10-11\n"), (std::vector<int>{0, 1, 2, 3, 8, 10, 11}));
+    EXPECT_EQ(*parse_cpu_list("5"), (std::vector<int>{5}));
+    EXPECT_TRUE(parse_cpu_list("\n")->empty());
+    EXPECT_EQ(*parse_cpu_list("3,1-2,2"), (std::vector<int>{1, 2, 3}));
+    EXPECT_FALSE(parse_cpu_list("3-1"));
+    EXPECT_FALSE(parse_cpu_list("a-b"));
+    EXPECT_FALSE(parse_cpu_list("0-99999999"));
+}
+
+TEST(Clock, aligned_instants)
+{
+    EXPECT_EQ(next_aligned(1'000, 1'000), 2'000);
+    EXPECT_EQ(next_aligned(1'999, 1'000), 2'000);
+    EXPECT_EQ(next_aligned(0, 5), 5);
+    EXPECT_GT(realtime_ns(), int64_t{1'600'000'000} * 1'000'000'000);
+}
+
+TEST(FileIo, pread_all_grows_for_large_files_and_reports_errors)
+{
+    test::FakeTree tree;
+    std::string big(10000, 'x');
+    tree.write("big", big);
+    auto fd = open_read(tree.path("big"));
+    ASSERT_TRUE(fd);
+    std::string buf;
+    auto view = pread_all(fd->get(), buf, tree.path("big"));
+    ASSERT_TRUE(view);
+    EXPECT_EQ(view->size(), big.size());
+    auto missing = read_file(tree.path("nope"));
+    ASSERT_FALSE(missing);
+    EXPECT_EQ(missing.error().code(), Errc::system);
+    EXPECT_NE(missing.error().message().find("open " + tree.path("nope").string() + ": No such file"),
+              std::string::npos);
+}
