@@ -14,6 +14,7 @@
 #include <zmq.hpp>
 
 #include <filesystem>
+#include <malloc.h>
 #include <sys/resource.h>
 #include <thread>
 #include <unistd.h>
@@ -44,6 +45,7 @@ static void BM_collector_ingest(benchmark::State &state)
     const int jobs = static_cast<int>(state.range(0));
     const int samples_per_job = static_cast<int>(state.range(1));
     raise_fd_limit();
+    mallopt(M_TRIM_THRESHOLD, 64 << 20);  // as colmet-collector does
 
     // Pre-encode every message: job_start for each job, then samples
     // interleaved across jobs, then job_end for each job.
@@ -125,6 +127,6 @@ static void BM_collector_ingest(benchmark::State &state)
     state.counters["values_per_cpu_s"] = static_cast<double>(messages) * 60 / cpu_total;
     state.counters["frame_bytes"] = static_cast<double>(frames[frames.size() / 2].size());
 }
-BENCHMARK(BM_collector_ingest)->Args({1000, 100})->Iterations(1)->Unit(benchmark::kMillisecond)->UseRealTime();
+BENCHMARK(BM_collector_ingest)->Args({1000, 100})->Args({100, 50})->Iterations(1)->Unit(benchmark::kMillisecond)->UseRealTime();
 
 BENCHMARK_MAIN();

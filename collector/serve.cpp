@@ -42,6 +42,25 @@ int serve(Collector &collector, const ListenOptions &options)
     spdlog::info("listening on {}", options.bind_uri);
 
     zmq::message_t frame;
+    // Read what is queued, at most `limit` frames; returns how many.
+    auto drain = [&](int limit) {
+        int n = 0;
+        for (; n < limit; ++n) {
+            zmq::recv_result_t got;
+            try {
+                got = socket.recv(frame, zmq::recv_flags::dontwait);
+            } catch (const zmq::error_t &e) {
+                spdlog::error("receive: {}", e.what());
+                break;
+            }
+            if (!got)
+                break;
+            collector.handle_frame(static_cast<const char *>(frame.data()), frame.size(), frame.more(),
+                                   monotonic_ns());
+        }
+        return n;
+    };
+
     int64_t last_tick = monotonic_ns();
     int64_t last_stats_log = last_tick;
     for (;;) {
@@ -52,27 +71,14 @@ int serve(Collector &collector, const ListenOptions &options)
             if (e.num() != EINTR)
                 spdlog::error("poll: {}", e.what());
         }
+        // Bounded, so that ticks and signals are still seen under load.
+        if (items[0].revents & ZMQ_POLLIN)
+            drain(10000);
         if (items[1].revents & ZMQ_POLLIN) {
             signalfd_siginfo info{};
             if (::read(sfd, &info, sizeof info) == static_cast<ssize_t>(sizeof info)) {
-                spdlog::info("received signal {}: flushing and closing every file", info.ssi_signo);
+                spdlog::info("received signal {}: storing what is queued, then closing every file", info.ssi_signo);
                 break;
-            }
-        }
-        if (items[0].revents & ZMQ_POLLIN) {
-            // Drain what is queued, bounded so that ticks still happen.
-            for (int i = 0; i < 10000; ++i) {
-                zmq::recv_result_t got;
-                try {
-                    got = socket.recv(frame, zmq::recv_flags::dontwait);
-                } catch (const zmq::error_t &e) {
-                    spdlog::error("receive: {}", e.what());
-                    break;
-                }
-                if (!got)
-                    break;
-                collector.handle_frame(static_cast<const char *>(frame.data()), frame.size(), frame.more(),
-                                       monotonic_ns());
             }
         }
         int64_t now = monotonic_ns();
@@ -84,6 +90,19 @@ int serve(Collector &collector, const ListenOptions &options)
             spdlog::info("{}", collector.stats().to_string());
             last_stats_log = now;
         }
+    }
+    // Messages already on their way (a sampler's job end sent just before
+    // the signal) are still stored: read until the socket has been quiet
+    // for 100 ms, at most 2 s.
+    int64_t stop_by = monotonic_ns() + 2'000'000'000;
+    while (monotonic_ns() < stop_by) {
+        zmq::pollitem_t item{socket.handle(), 0, ZMQ_POLLIN, 0};
+        try {
+            zmq::poll(&item, 1, std::chrono::milliseconds(100));
+        } catch (const zmq::error_t &) {
+        }
+        if (!(item.revents & ZMQ_POLLIN) || drain(10000) == 0)
+            break;
     }
     collector.close_all();
     ::close(sfd);

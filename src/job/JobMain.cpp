@@ -9,7 +9,7 @@ namespace colmet::job {
 
 int job_main(int argc, char **argv)
 {
-    CLI::App app{"colmet-job: start, stop and run monitored jobs", "colmet-job"};
+    CLI::App app{"colmet-job: run a command as a monitored job", "colmet-job"};
     app.set_version_flag("--version", std::string("colmet-job ") + COLMET_VERSION);
     app.require_subcommand(1);
     int verbosity = 0;
@@ -18,9 +18,11 @@ int job_main(int argc, char **argv)
     RunOptions run;
     auto *run_cmd = app.add_subcommand(
         "run", "Run a command in a new cgroup, sample it, store its HDF5 file and print a summary");
-    run_cmd->add_option("--hdf5-dir", run.hdf5_dir, "Directory for the job's HDF5 file")->capture_default_str();
+    auto *dir_opt = run_cmd->add_option("--hdf5-dir", run.hdf5_dir, "Directory for the job's HDF5 file (private collector)")
+                        ->capture_default_str();
     run_cmd->add_option("--zeromq-uri", run.zeromq_uri,
-                        "Send to this running collector instead of starting a private one");
+                        "Send to this running collector instead of starting a private one")
+        ->excludes(dir_opt);
     run_cmd->add_option("--job-id", run.job_id, "Job id (default: run-<date>-<pid>)");
     run_cmd->add_option("-s,--sample-period", run.period_s, "Seconds between samples (0.1 to 3600)")
         ->check(CLI::Range(0.1, 3600.0))

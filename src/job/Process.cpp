@@ -40,9 +40,13 @@ Result<pid_t> spawn(const std::vector<std::string> &argv, const SpawnOptions &op
     if (pid == 0) {
         if (options.new_session)
             ::setsid();
-        sigset_t none;
-        sigemptyset(&none);
-        sigprocmask(SIG_SETMASK, &none, nullptr);
+        sigset_t mask;
+        sigemptyset(&mask);
+        if (options.keep_term_blocked) {
+            sigaddset(&mask, SIGTERM);
+            sigaddset(&mask, SIGINT);
+        }
+        sigprocmask(SIG_SETMASK, &mask, nullptr);
         std::signal(SIGINT, SIG_DFL);
         std::signal(SIGTERM, SIG_DFL);
         std::signal(SIGQUIT, SIG_DFL);

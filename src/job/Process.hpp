@@ -14,6 +14,8 @@ namespace colmet::job {
 
 struct SpawnOptions {
     bool new_session = false;             // setsid(): out of the terminal's reach (Ctrl-C)
+    bool keep_term_blocked = false;       // exec with SIGTERM/SIGINT blocked (a program that reads them
+                                          // from a signalfd sees one sent during its start-up)
     std::string stdout_path;              // empty: inherit
     std::string stderr_path;              // empty: inherit
 };

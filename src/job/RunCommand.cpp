@@ -24,6 +24,11 @@ namespace {
 constexpr int k_exit_unavailable = 69;
 
 volatile sig_atomic_t g_child = 0;
+volatile sig_atomic_t g_setup_signal = 0;
+
+// A signal during set-up is remembered; the command is then never started
+// and everything made so far is undone.
+void remember_signal(int sig) { g_setup_signal = sig; }
 
 // SIGTERM/SIGHUP sent to colmet-job are passed on to the command, so that
 // colmet-job itself stays to clean up.
@@ -51,14 +56,31 @@ std::string make_private_dir()
     return tmpl;
 }
 
-bool wait_for_path(const std::filesystem::path &p, int timeout_ms)
+// Wait until the collector's socket exists; give up early when it exited.
+bool wait_for_socket(const std::filesystem::path &p, pid_t &collector, int timeout_ms)
 {
     for (int waited = 0; waited < timeout_ms; waited += 10) {
         if (std::filesystem::exists(p))
             return true;
+        if (wait_for(collector, 0)) {
+            collector = 0;
+            return false;
+        }
         std::this_thread::sleep_for(std::chrono::milliseconds(10));
     }
     return std::filesystem::exists(p);
+}
+
+// The collector closes a job's file and writes its summary when the job
+// ends; wait for that (bounded) before stopping the collector.
+void wait_for_summary(const std::filesystem::path &file, int timeout_ms)
+{
+    for (int waited = 0; waited < timeout_ms; waited += 20) {
+        if (collector::read_job_summary(file))
+            return;
+        std::this_thread::sleep_for(std::chrono::milliseconds(20));
+    }
+    spdlog::warn("the job's summary did not appear in {} within {} ms", file.string(), timeout_ms);
 }
 
 // Everything colmet-job run started, undone in reverse order whatever happens.
@@ -102,6 +124,16 @@ int run_command(const RunOptions &o)
     }
 
     std::string job_id = o.job_id.empty() ? default_job_id() : o.job_id;
+    if (!valid_identifier(job_id)) {
+        spdlog::critical("--job-id '{}': use 1 to 128 printable ASCII characters without '/'", job_id);
+        return 64;
+    }
+    struct sigaction remember{}, old_int{}, old_quit{}, old_term{}, old_hup{};
+    remember.sa_handler = remember_signal;
+    sigaction(SIGINT, &remember, &old_int);
+    sigaction(SIGQUIT, &remember, &old_quit);
+    sigaction(SIGTERM, &remember, &old_term);
+    sigaction(SIGHUP, &remember, &old_hup);
     RunState state;
 
     cgroup::CgroupFs fs(o.cgroup_root);
@@ -138,8 +170,8 @@ int run_command(const RunOptions &o)
             return k_exit_unavailable;
         }
         state.collector = *pid;
-        if (!wait_for_path(socket, 5000)) {
-            spdlog::critical("the private colmet-collector did not start (no socket after 5 s)");
+        if (!wait_for_socket(socket, state.collector, 5000)) {
+            spdlog::critical("the private colmet-collector did not start (see its messages above)");
             return k_exit_unavailable;
         }
     }
@@ -161,6 +193,7 @@ int run_command(const RunOptions &o)
         node_argv.push_back(o.verbosity > 1 ? "-vv" : "-v");
     SpawnOptions node_spawn;
     node_spawn.new_session = true;
+    node_spawn.keep_term_blocked = true;
     auto node_pid = spawn(node_argv, node_spawn);
     if (!node_pid) {
         spdlog::critical("cannot start colmet-node: {}", node_pid.error().message());
@@ -199,16 +232,19 @@ int run_command(const RunOptions &o)
     g_child = child;
     // While the command runs, Ctrl-C belongs to it: colmet-job ignores
     // SIGINT/SIGQUIT (as system() does) and passes SIGTERM/SIGHUP on.
-    struct sigaction ignore{}, forward{}, old_int{}, old_quit{};
+    struct sigaction ignore{}, forward{};
     ignore.sa_handler = SIG_IGN;
     forward.sa_handler = forward_signal;
-    sigaction(SIGINT, &ignore, &old_int);
-    sigaction(SIGQUIT, &ignore, &old_quit);
+    sigaction(SIGINT, &ignore, nullptr);
+    sigaction(SIGQUIT, &ignore, nullptr);
     sigaction(SIGTERM, &forward, nullptr);
     sigaction(SIGHUP, &forward, nullptr);
 
     char go = 'g';
-    if (auto r = cgroup::CgroupFs::attach(state.cgroup, child); !r) {
+    if (g_setup_signal) {
+        spdlog::error("interrupted by signal {} before the command started", static_cast<int>(g_setup_signal));
+        go = 'x';
+    } else if (auto r = cgroup::CgroupFs::attach(state.cgroup, child); !r) {
         spdlog::error("cannot move the command into its cgroup: {}", r.error().message());
         go = 'x';
     }
@@ -219,12 +255,14 @@ int run_command(const RunOptions &o)
     int status = wait_for(child, -1).value_or(0);
     int64_t ended = monotonic_ns();
     g_child = 0;
-    int code = go == 'g' ? exit_code_of(status) : 70;
+    int code = go == 'g' ? exit_code_of(status) : (g_setup_signal ? 128 + g_setup_signal : 70);
 
     // Final sample and job end, then let the collector close the file.
+    auto file = collector::job_file_path(hdf5_dir, job_id);
     terminate(state.node, 3000);
     state.node = 0;
     if (state.collector > 0) {
+        wait_for_summary(file, 5000);
         terminate(state.collector, 10000);
         state.collector = 0;
     }
@@ -233,9 +271,10 @@ int run_command(const RunOptions &o)
     state.have_cgroup = false;
     sigaction(SIGINT, &old_int, nullptr);
     sigaction(SIGQUIT, &old_quit, nullptr);
+    sigaction(SIGTERM, &old_term, nullptr);
+    sigaction(SIGHUP, &old_hup, nullptr);
 
-    if (!o.quiet) {
-        auto file = collector::job_file_path(hdf5_dir, job_id);
+    if (!o.quiet && go == 'g') {
         print_summary(job_id, o.zeromq_uri.empty() ? file : std::filesystem::path(), status,
                       static_cast<double>(ended - started) / 1e9, o.zeromq_uri);
     }

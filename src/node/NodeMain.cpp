@@ -3,16 +3,19 @@
 #include "cgroup/CgroupFs.hpp"
 #include "common/cpu_list.hpp"
 #include "common/file_io.hpp"
+#include "common/config_section.hpp"
 #include "common/log.hpp"
 #include "common/names.hpp"
 #include "node/NodeOptions.hpp"
 #include "node/Sampler.hpp"
 #include "node/backends/registry.hpp"
+#include "wire/rules.hpp"
 
 #include <CLI/CLI.hpp>
 
 #include <algorithm>
 #include <csignal>
+#include <cstdio>
 #include <unistd.h>
 
 namespace colmet::node {
@@ -47,7 +50,13 @@ void add_options(CLI::App &app, NodeOptions &o)
                    "Milliseconds spent at exit delivering queued messages (-1 = until delivered)")
         ->check(CLI::Range(-1, 60000))
         ->capture_default_str();
-    app.add_option("--disable-backend", o.disabled_backends, "Do not run this backend (repeatable)");
+    app.add_option("--disable-backend", o.disabled_backends, "Do not run this backend (repeatable; see --list-backends)")
+        ->check([](const std::string &name) {
+            for (const auto &f : job_backends())
+                if (f.name == name)
+                    return std::string();
+            return "unknown backend '" + name + "' (see --list-backends)";
+        });
     app.add_option("--meta", o.meta, "Extra KEY=VALUE metadata for the job (repeatable)");
     app.add_option("--log-file", o.log_file, "Log to this file instead of stderr");
     app.add_flag("-v,--verbose", o.verbosity, "More log output (-v info, -vv debug)");
@@ -77,15 +86,54 @@ std::string default_hostname()
     return sanitize_name(buf);
 }
 
+// Metadata from --meta KEY=VALUE: keys follow the protocol's rules and may
+// not replace what colmet-node records itself.
+Result<std::vector<std::pair<std::string, std::string>>> parse_meta(const std::vector<std::string> &items)
+{
+    static const char *const k_reserved[] = {"cgroup", "cpus", "node_version", "user"};
+    std::vector<std::pair<std::string, std::string>> out;
+    for (const auto &kv : items) {
+        auto eq = kv.find('=');
+        if (eq == std::string::npos)
+            return Error::invalid("--meta '" + kv + "': expected KEY=VALUE");
+        std::string key = kv.substr(0, eq);
+        if (!wire::rules::snake_name(key, wire::k_max_meta_key_length))
+            return Error::invalid("--meta key '" + key + "': use 1 to 64 characters of [a-z0-9_]");
+        for (const char *r : k_reserved)
+            if (key == r)
+                return Error::invalid("--meta key '" + key + "' is set by colmet-node itself");
+        for (const auto &seen : out)
+            if (seen.first == key)
+                return Error::invalid("--meta key '" + key + "' given twice");
+        std::string value = kv.substr(eq + 1);
+        if (value.size() > wire::k_max_text_length || !wire::rules::printable_text(value))
+            return Error::invalid("--meta " + key + ": at most 1024 characters, no control characters");
+        out.emplace_back(std::move(key), std::move(value));
+    }
+    if (out.size() + 4 > wire::k_max_meta_entries)
+        return Error::invalid("too many --meta entries");
+    return out;
+}
+
 int run(const NodeOptions &o)
 {
     log::setup("node", o.verbosity, o.log_file);
 
+    auto extra_meta = parse_meta(o.meta);
+    if (!extra_meta) {
+        spdlog::critical("{}", extra_meta.error().message());
+        return k_exit_usage;
+    }
+    if (!o.hostname.empty() && !valid_identifier(o.hostname)) {
+        spdlog::critical("--hostname '{}': use 1 to 128 printable ASCII characters without '/'", o.hostname);
+        return k_exit_usage;
+    }
+
     cgroup::CgroupFs fs(o.cgroup_root);
     auto paths = fs.resolve(o.cgroup);
     if (!paths) {
-        spdlog::critical("cannot find the job's cgroup: {}", paths.error().message());
-        return k_exit_unavailable;
+        spdlog::critical("cannot use the job's cgroup: {}", paths.error().message());
+        return paths.error().code() == Errc::invalid ? k_exit_usage : k_exit_unavailable;
     }
     JobContext ctx{o.job_id, *paths, o.proc_root};
 
@@ -115,27 +163,14 @@ int run(const NodeOptions &o)
                    {"node_version", COLMET_VERSION}};
     if (!o.user.empty())
         config.meta.emplace_back("user", o.user);
-    for (const auto &kv : o.meta) {
-        auto eq = kv.find('=');
-        if (eq == std::string::npos || eq == 0) {
-            spdlog::critical("--meta '{}': expected KEY=VALUE", kv);
-            return k_exit_usage;
-        }
-        config.meta.emplace_back(kv.substr(0, eq), kv.substr(eq + 1));
-    }
+    for (auto &kv : *extra_meta)
+        config.meta.push_back(std::move(kv));
 
     auto transport = make_zmq_transport(o.zmq);
     if (!transport) {
         spdlog::critical("{}", transport.error().message());
         return k_exit_usage;
     }
-
-    // SIGTERM/SIGINT are read from a signalfd by the sampler.
-    sigset_t set;
-    sigemptyset(&set);
-    sigaddset(&set, SIGTERM);
-    sigaddset(&set, SIGINT);
-    sigprocmask(SIG_BLOCK, &set, nullptr);
 
     spdlog::info("sampling job {} ({}) every {} s to {}", o.job_id, paths->relative, o.period_s, o.zmq.uri);
     Sampler sampler(std::move(config), std::move(backends), std::move(*transport));
@@ -147,12 +182,27 @@ int run(const NodeOptions &o)
 
 int node_main(int argc, char **argv)
 {
+    // SIGTERM/SIGINT stay pending until the sampler reads them from its
+    // signalfd: one that arrives during start-up still gets a job end.
+    sigset_t set;
+    sigemptyset(&set);
+    sigaddset(&set, SIGTERM);
+    sigaddset(&set, SIGINT);
+    sigprocmask(SIG_BLOCK, &set, nullptr);
+
     CLI::App app{"colmet-node: samples one job's cgroup and sends the values to colmet-collector", "colmet-node"};
     app.set_version_flag("--version", std::string("colmet-node ") + COLMET_VERSION);
-    app.set_config("-c,--config", "/etc/colmet/colmet.conf", "Configuration file (its [node] section)");
-    app.get_config_formatter_base()->section("node");
+    use_config_section(app, "node", "/etc/colmet/colmet.conf");
     NodeOptions options;
     add_options(app, options);
+    app.add_flag_callback(
+        "--list-backends",
+        [] {
+            for (const auto &f : job_backends())
+                std::printf("%-16s %s\n", std::string(f.name).c_str(), std::string(f.description).c_str());
+            throw CLI::Success();
+        },
+        "List the backends and exit");
     try {
         app.parse(argc, argv);
     } catch (const CLI::ParseError &e) {

@@ -84,6 +84,9 @@ void pack_value(Packer &pk, double v)
 
 } // namespace
 
+// "backends[1]" and friends, built only when a check fails.
+static std::string backend_loc(size_t b) { return "backends[" + std::to_string(b) + "]"; }
+
 Result<void> validate(const Message &msg)
 {
     if (msg.version != k_protocol_version)
@@ -114,31 +117,31 @@ Result<void> validate(const Message &msg)
         return Error::invalid("more than " + std::to_string(k_max_backends) + " backends");
     for (size_t b = 0; b < msg.backends.size(); ++b) {
         const auto &blk = msg.backends[b];
-        std::string where = "backends[" + std::to_string(b) + "]";
         if (!snake_name(blk.name, k_max_backend_name_length))
-            return Error::invalid(where + ".name must be 1 to 64 bytes of [a-z0-9_]");
+            return Error::invalid(backend_loc(b) + ".name must be 1 to 64 bytes of [a-z0-9_]");
         for (size_t j = 0; j < b; ++j)
             if (msg.backends[j].name == blk.name)
-                return Error::invalid(where + ".name '" + blk.name + "' appears twice");
+                return Error::invalid(backend_loc(b) + ".name '" + blk.name + "' appears twice");
         if (blk.metrics.size() > k_max_metrics_per_backend)
-            return Error::invalid(where + " has more than " + std::to_string(k_max_metrics_per_backend) + " metrics");
+            return Error::invalid(backend_loc(b) + " has more than " + std::to_string(k_max_metrics_per_backend) +
+                                  " metrics");
         if (blk.values.size() != blk.metrics.size())
-            return Error::invalid(where + " has " + std::to_string(blk.metrics.size()) + " metrics but " +
+            return Error::invalid(backend_loc(b) + " has " + std::to_string(blk.metrics.size()) + " metrics but " +
                                   std::to_string(blk.values.size()) + " values");
         if (blk.status.size() > k_max_text_length || !printable_text(blk.status))
-            return Error::invalid(where + ".status must be at most 1024 bytes of text");
+            return Error::invalid(backend_loc(b) + ".status must be at most 1024 bytes of text");
         for (size_t m = 0; m < blk.metrics.size(); ++m) {
             const auto &d = blk.metrics[m];
-            std::string mwhere = where + ".metrics[" + std::to_string(m) + "]";
+            auto metric_loc = [&] { return backend_loc(b) + ".metrics[" + std::to_string(m) + "]"; };
             if (auto why = check_metric_name(d.name); !why.empty())
-                return Error::invalid(mwhere + " name " + why);
+                return Error::invalid(metric_loc() + " name " + why);
             if (auto why = check_unit(d.unit); !why.empty())
-                return Error::invalid(mwhere + " unit " + why);
+                return Error::invalid(metric_loc() + " unit " + why);
             for (size_t j = 0; j < m; ++j)
                 if (blk.metrics[j].name == d.name)
-                    return Error::invalid(mwhere + " name '" + d.name + "' appears twice");
+                    return Error::invalid(metric_loc() + " name '" + d.name + "' appears twice");
             if (std::isinf(blk.values[m]))
-                return Error::invalid(where + ".values[" + std::to_string(m) + "] is not finite");
+                return Error::invalid(backend_loc(b) + ".values[" + std::to_string(m) + "] is not finite");
         }
     }
     return ok();

@@ -1,7 +1,7 @@
 # Shared helpers for colmet's bats tests. COLMET_BIN points at the build's bin/.
 # Every test works in its own $BATS_TEST_TMPDIR and removes what it created.
 
-: "${COLMET_BIN:?COLMET_BIN must point at the build's bin directory}"
+: "${COLMET_BIN:?COLMET_BIN must name the bin directory of a build}"
 PY=/usr/bin/python3            # Debian's python, where python3-h5py lives
 CGROOT=/sys/fs/cgroup
 V1_CONTROLLERS="cpuacct cpu memory blkio pids cpuset"
@@ -41,12 +41,17 @@ make_job_cgroup() {
 
 # in_cgroup REL CMD...: run CMD inside the job's cgroup (every hierarchy).
 in_cgroup() {
-  local rel=$1; shift
+  local rel=$1 dirs="" c
+  shift
   if cgroup_is_v2; then
-    sh -c 'echo $$ > "$0/cgroup.procs" && exec "$@"' "$CGROOT$rel" "$@"
+    dirs="$CGROOT$rel"
   else
-    sh -c 'rel=$0; for c in '"$V1_CONTROLLERS"'; do [ -d '"$CGROOT"'/$c$rel ] && echo $$ > '"$CGROOT"'/$c$rel/cgroup.procs; done; exec "$@"' "$rel" "$@"
+    for c in $V1_CONTROLLERS; do
+      [ -d "$CGROOT/$c$rel" ] && dirs="$dirs $CGROOT/$c$rel"
+    done
   fi
+  # shellcheck disable=SC2016
+  sh -c 'for d in $0; do echo $$ > "$d/cgroup.procs" || exit 70; done; exec "$@"' "$dirs" "$@"
 }
 
 # cgroup_exists REL: true when the job's cgroup is still in any hierarchy.

@@ -118,7 +118,8 @@ void Hdf5Sink::consume_message(const wire::Message &msg, const Delivery &deliver
     job.last_activity_ns = now;
     if (!ensure_open(job, now)) {
         ++m_stats.messages_dropped;
-        m_stats.rows_dropped += msg.backends.empty() ? 0 : 1;
+        m_stats.rows_dropped += static_cast<uint64_t>(std::count_if(
+            msg.backends.begin(), msg.backends.end(), [](const auto &b) { return !b.metrics.empty(); }));
         return;
     }
     hdf5::observe_message(job.hosts[msg.host], msg, delivery.lost);
@@ -149,8 +150,8 @@ bool Hdf5Sink::ensure_open(JobState &job, int64_t now_ns)
     }
     if (!opened->quarantined.empty()) {
         ++m_stats.files_quarantined;
-        spdlog::warn("hdf5: job {}: {} could not be opened; renamed it to {} and started a new file", job.job_id,
-                     job.path.string(), opened->quarantined.string());
+        spdlog::warn("hdf5: job {}: {} is not a readable HDF5 file; renamed it to {} and started a new file",
+                     job.job_id, job.path.string(), opened->quarantined.string());
     }
     job.file = std::move(opened->file);
     ++m_open_files;

@@ -116,8 +116,7 @@ void observe_message(HostAggregate &host, const wire::Message &msg, uint64_t los
     host.first_ns = host.seen ? std::min(host.first_ns, t) : t;
     host.last_ns = host.seen ? std::max(host.last_ns, t) : t;
     host.seen = true;
-    if (msg.kind != wire::MessageKind::job_start)
-        ++host.samples_received;
+    ++host.samples_received;  // every message is one row: job_start and job_end carry values too
     host.samples_lost += lost;
     host.sender = msg.sender;
     if (msg.kind == wire::MessageKind::job_start) {

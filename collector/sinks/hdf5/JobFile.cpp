@@ -55,11 +55,17 @@ Result<File> create(const std::filesystem::path &path, const std::string &job_id
     if (ec)
         return Error::system("create directory", path.parent_path().string(), ec.value());
     PropList fapl = file_access_plist();
-    File file{H5Fcreate(path.c_str(), H5F_ACC_EXCL, H5P_DEFAULT, fapl.get())};
+    // Chunk index B-tree nodes of 16 entries instead of 64: an open file
+    // holds one node per dataset in memory, ~500 KiB per open file instead of
+    // ~780 KiB. (This makes the superblock version 1, readable by HDF5 >= 1.6.)
+    PropList fcpl{H5Pcreate(H5P_FILE_CREATE)};
+    H5Pset_istore_k(fcpl.get(), 8);
+    File file{H5Fcreate(path.c_str(), H5F_ACC_EXCL, fcpl.get(), fapl.get())};
     if (!file)
         return h5_error("create " + path.string());
     for (auto r : {write_i32_attr(file.get(), "colmet_layout_version", k_layout_version),
-                   write_str_attr(file.get(), "job_id", job_id), write_i64_attr(file.get(), "created_ns", realtime_ns())})
+                   write_str_attr(file.get(), "job_id", job_id),
+                   write_i64_attr(file.get(), "created_ns", realtime_ns())})
         if (!r)
             return r.error().with_context(path.string());
     return file;

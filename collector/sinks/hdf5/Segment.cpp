@@ -9,11 +9,20 @@
 
 namespace colmet::collector::hdf5 {
 
+struct Segment::Datasets {
+    Dataset time;
+    Dataset values;
+};
+
 namespace {
 
-constexpr hsize_t k_chunk_target_bytes = 4 * 1024;
-constexpr hsize_t k_min_chunk_rows = 64;
-constexpr hsize_t k_max_chunk_rows = 8192;
+// Chunks are small on purpose: every flush rewrites (and recompresses) the
+// last, partly filled chunk of each dataset, so its cost grows with the chunk
+// size, while rows arrive a few at a time (one per sampling period).
+constexpr hsize_t k_chunk_target_bytes = 8 * 1024;
+constexpr hsize_t k_min_chunk_rows = 32;
+constexpr hsize_t k_max_chunk_rows = 4096;
+constexpr hsize_t k_time_chunk_rows = 1024;  // 8 KiB of int64
 
 hsize_t chunk_rows_for(size_t n_metrics)
 {
@@ -31,15 +40,6 @@ PropList create_plist(int rank, const hsize_t *chunk, int level)
     }
     return dcpl;
 }
-
-} // namespace
-
-struct Segment::Datasets {
-    Dataset time;
-    Dataset values;
-};
-
-namespace {
 
 const char *kind_name(wire::MetricKind kind) { return kind == wire::MetricKind::counter ? "counter" : "gauge"; }
 
@@ -80,7 +80,7 @@ Result<Segment> Segment::create(hid_t backend_group, const std::string &name,
     const hsize_t chunk_rows = chunk_rows_for(metrics.size());
     const hsize_t zero = 0, unlimited = H5S_UNLIMITED;
     Dataspace time_space{H5Screate_simple(1, &zero, &unlimited)};
-    PropList time_dcpl = create_plist(1, &chunk_rows, options.compression_level);
+    PropList time_dcpl = create_plist(1, &k_time_chunk_rows, options.compression_level);
     Dataset time{H5Dcreate2(group.get(), "time", H5T_STD_I64LE, time_space.get(), H5P_DEFAULT, time_dcpl.get(),
                             H5P_DEFAULT)};
     if (!time)
@@ -134,8 +134,8 @@ Result<Segment> Segment::open(hid_t backend_group, const std::string &name)
         return Error::invalid(name + ": time and values have different lengths");
     Dataspace space{H5Dget_space(ds->values.get())};
     std::array<hsize_t, 2> dims{};
-    if (H5Sget_simple_extent_ndims(space.get()) != 2 || H5Sget_simple_extent_dims(space.get(), dims.data(), nullptr) < 0 ||
-        dims[1] != seg.m_metrics.size())
+    if (H5Sget_simple_extent_ndims(space.get()) != 2 ||
+        H5Sget_simple_extent_dims(space.get(), dims.data(), nullptr) < 0 || dims[1] != seg.m_metrics.size())
         return Error::invalid(name + ": values do not have one column per name");
     seg.m_rows_on_disk = *time_rows;
     return seg;

@@ -17,7 +17,7 @@ TEST(Names, sanitize_keeps_safe_ids_and_neutralises_hostile_ones)
     EXPECT_EQ(sanitize_name("123"), "123");
     EXPECT_EQ(sanitize_name("123_4"), "123_4");
     EXPECT_EQ(sanitize_name("123.0"), "123.0");
-    EXPECT_EQ(sanitize_name("../../etc/x"), "_.._etc_x");
+    EXPECT_EQ(sanitize_name("../../etc/x"), "_._.._etc_x");
     EXPECT_EQ(sanitize_name(".."), "_.");
     EXPECT_EQ(sanitize_name("."), "_");
     EXPECT_EQ(sanitize_name(""), "_");

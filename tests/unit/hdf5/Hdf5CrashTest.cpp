@@ -80,7 +80,7 @@ TEST(Hdf5CrashTest, sigkill_keeps_flushed_rows_and_a_new_process_appends)
             ASSERT_TRUE(same(mem[row * 2 + 1], i % 3 == 0 ? k_nan : 5000.0 + i));
         }
         EXPECT_EQ(r.string("/hosts/h", "user"), "alice") << "meta written at the first flush";
-        EXPECT_EQ(r.i64("/hosts/h", "samples_received"), 200);
+        EXPECT_EQ(r.i64("/hosts/h", "samples_received"), 201);  // job_start + 200 samples
     }
 
     // The collector restarts in a new process; the samplers resend from 251.
@@ -102,7 +102,7 @@ TEST(Hdf5CrashTest, sigkill_keeps_flushed_rows_and_a_new_process_appends)
     EXPECT_EQ(time[199], k_t0 + 200 * k_second);
     EXPECT_EQ(time[200], k_t0 + 251 * k_second) << "rows 201..250 died in memory";
     EXPECT_FALSE(r.exists("/hosts/h/cgroup_cpu/segment_1"));
-    EXPECT_EQ(r.i64("/hosts/h", "samples_received"), 251);
+    EXPECT_EQ(r.i64("/hosts/h", "samples_received"), 252);
     r.close();
     auto s = collector::read_job_summary(file);
     ASSERT_TRUE(s.ok()) << s.error().message();

@@ -90,7 +90,7 @@ TEST_F(Hdf5SinkRobustnessTest, hostile_job_ids_stay_inside_dir)
         auto s = collector::read_job_summary(collector::job_file_path(sink->dir(), id));
         ASSERT_TRUE(s.ok()) << id << ": " << s.error().message();
         EXPECT_EQ(s->job_id, id) << "the original id is kept as an attribute";
-        EXPECT_EQ(s->samples_received, 4u);
+        EXPECT_EQ(s->samples_received, 5u);
     }
 }
 
@@ -179,7 +179,7 @@ TEST_F(Hdf5SinkRobustnessTest, a_new_sink_continues_the_file_after_a_restart)
     EXPECT_EQ(r.time("/hosts/h/cgroup_cpu/segment_0").size(), 16u) << "descriptors match: same segment";
     EXPECT_EQ(r.time("/hosts/h/cgroup_memory/segment_0").size(), 15u);
     EXPECT_EQ(r.strings("/hosts/h/cgroup_memory/segment_1", "names"), std::vector<std::string>{"current"});
-    EXPECT_EQ(r.i64("/hosts/h", "samples_received"), 17);
+    EXPECT_EQ(r.i64("/hosts/h", "samples_received"), 18);
     EXPECT_EQ(r.i64("/hosts/h", "job_start_ns"), k_t0);
     r.close();
     auto s = collector::read_job_summary(file);
@@ -205,7 +205,7 @@ TEST_F(Hdf5SinkRobustnessTest, an_unreadable_file_is_renamed_aside_and_a_new_one
     EXPECT_TRUE(found_aside);
     auto s = collector::read_job_summary(m_dir / "bad.h5");
     ASSERT_TRUE(s.ok()) << s.error().message();
-    EXPECT_EQ(s->samples_received, 3u);
+    EXPECT_EQ(s->samples_received, 4u);
 }
 
 TEST_F(Hdf5SinkRobustnessTest, a_symlink_in_dir_is_never_followed)

@@ -62,7 +62,7 @@ TEST_F(Hdf5SinkTest, writes_a_job_and_reads_it_back_exactly)
     EXPECT_EQ(r.string(host, "cpus"), "4");
     EXPECT_EQ(r.string(host, "period"), "1");
     EXPECT_EQ(r.string(host, "command"), "sleep 100");
-    EXPECT_EQ(r.i64(host, "samples_received"), 1001);
+    EXPECT_EQ(r.i64(host, "samples_received"), 1002);  // job_start, 1000 samples, job_end
     EXPECT_EQ(r.i64(host, "samples_lost"), 0);
     EXPECT_EQ(r.i64(host, "first_ns"), k_t0);
     EXPECT_EQ(r.i64(host, "last_ns"), k_t0 + 1001 * k_second);
@@ -115,7 +115,7 @@ TEST_F(Hdf5SinkTest, writes_a_job_and_reads_it_back_exactly)
     EXPECT_DOUBLE_EQ(s->peak_memory_bytes, 2e6 + 999);
     EXPECT_TRUE(std::isnan(s->read_bytes)) << "no cgroup_io backend: unknown, not 0";
     EXPECT_TRUE(std::isnan(s->read_chars));
-    EXPECT_EQ(s->samples_received, 1001u);
+    EXPECT_EQ(s->samples_received, 1002u);
     EXPECT_EQ(s->samples_lost, 0u);
     EXPECT_EQ(s->hosts, 1u);
     EXPECT_EQ(s->started_ns, k_t0);
@@ -164,7 +164,7 @@ TEST_F(Hdf5SinkTest, summary_sums_two_hosts_and_closes_after_the_last_job_end)
     EXPECT_DOUBLE_EQ(s->write_bytes, 2200);
     EXPECT_DOUBLE_EQ(s->read_chars, 15);
     EXPECT_DOUBLE_EQ(s->write_chars, 27);
-    EXPECT_EQ(s->samples_received, 22u);
+    EXPECT_EQ(s->samples_received, 24u);
     EXPECT_EQ(s->samples_lost, 3u);
     EXPECT_EQ(s->hosts, 2u);
     EXPECT_EQ(s->ended_ns, k_t0 + 120 * k_second);
@@ -281,7 +281,7 @@ TEST_F(Hdf5SinkTest, idle_files_close_and_a_later_message_appends)
     EXPECT_EQ(r.time("/hosts/h/cgroup_cpu/segment_0").size(), 7u);
     EXPECT_EQ(r.time("/hosts/h/cgroup_memory/segment_0").size(), 6u);
     EXPECT_FALSE(r.exists("/hosts/h/cgroup_cpu/segment_1"));
-    EXPECT_EQ(r.i64("/hosts/h", "samples_received"), 7);
+    EXPECT_EQ(r.i64("/hosts/h", "samples_received"), 8);  // one message had no cgroup_cpu block
     r.close();
     auto s = collector::read_job_summary(collector::job_file_path(m_dir, "j"));
     ASSERT_TRUE(s.ok()) << s.error().message();

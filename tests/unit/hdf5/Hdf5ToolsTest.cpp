@@ -66,7 +66,7 @@ with h5py.File(sys.argv[1], "r") as f:
     for key, value in [("hostname", "node1"), ("user", "alice"), ("cpus", "4"), ("command", "sleep 100")]:
         assert isinstance(host.attrs[key], str), (key, type(host.attrs[key]))
         assert host.attrs[key] == value, (key, host.attrs[key])
-    assert host.attrs["samples_received"] == 21
+    assert host.attrs["samples_received"] == 22
     assert host["cgroup_cpu"].attrs["scope"] == "job"
     seg = host["cgroup_cpu/segment_0"]
     assert list(seg.attrs["names"]) == ["usage", "user", "system"], list(seg.attrs["names"])
