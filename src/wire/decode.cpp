@@ -147,7 +147,8 @@ private:
     unsigned m_bits = 0;
 };
 
-void decode_metric(const object &o, const Loc &where, MetricDescriptor &d)
+// Returns true when the name is the one d already held.
+bool decode_metric(const object &o, const Loc &where, MetricDescriptor &d)
 {
     const object &arr = as_array(o, where, 3);
     if (arr.via.array.size != 3)
@@ -166,8 +167,11 @@ void decode_metric(const object &o, const Loc &where, MetricDescriptor &d)
         d.kind = MetricKind::gauge;
     else
         fail(where.at("kind"), "must be \"counter\" or \"gauge\", got \"" + std::string(kind) + "\"");
-    d.name.assign(name);
+    bool same = d.name == name;
+    if (!same)
+        d.name.assign(name);
     d.unit.assign(unit);
+    return same;
 }
 
 void decode_backend(const object &o, int index, BackendBlock &blk)
@@ -225,6 +229,11 @@ void decode_backend(const object &o, int index, BackendBlock &blk)
     uint32_t n = metrics->via.array.size;
     if (values->via.array.size != n)
         fail(where, std::to_string(n) + " metrics but " + std::to_string(values->via.array.size) + " values");
+    // Messages mostly repeat the metric names of the previous one in the
+    // same slot (decode() clears every slot after a failure, so what is
+    // there passed the checks): the quadratic uniqueness check runs only
+    // when the names changed.
+    bool same_names = blk.metrics.size() == n;
     blk.metrics.resize(n);
     blk.values.resize(n);
     Loc metric_loc = where, value_loc = where;
@@ -232,12 +241,17 @@ void decode_backend(const object &o, int index, BackendBlock &blk)
     value_loc.list = "values";
     for (uint32_t m = 0; m < n; ++m) {
         metric_loc.index = value_loc.index = static_cast<int>(m);
-        decode_metric(metrics->via.array.ptr[m], metric_loc, blk.metrics[m]);
-        for (uint32_t j = 0; j < m; ++j)
-            if (blk.metrics[j].name == blk.metrics[m].name)
-                fail(metric_loc.at("name"), "\"" + blk.metrics[m].name + "\" appears twice");
+        same_names = decode_metric(metrics->via.array.ptr[m], metric_loc, blk.metrics[m]) && same_names;
         blk.values[m] = as_value(values->via.array.ptr[m], value_loc);
     }
+    if (same_names)
+        return;
+    for (uint32_t m = 1; m < n; ++m)
+        for (uint32_t j = 0; j < m; ++j)
+            if (blk.metrics[j].name == blk.metrics[m].name) {
+                metric_loc.index = static_cast<int>(m);
+                fail(metric_loc.at("name"), "\"" + blk.metrics[m].name + "\" appears twice");
+            }
 }
 
 void decode_meta(const object &o, Message &out)
@@ -383,6 +397,7 @@ Result<void> decode(const char *data, size_t size, Message &out)
         decode_top(handle.get(), out);
         return ok();
     } catch (const Fail &f) {
+        out.backends.clear();  // never let a half-checked slot count as checked
         return Error::parse(f.message);
     } catch (const msgpack::insufficient_bytes &) {
         return Error::parse("truncated message");
@@ -391,8 +406,10 @@ Result<void> decode(const char *data, size_t size, Message &out)
     } catch (const msgpack::parse_error &e) {
         return Error::parse(std::string("not valid msgpack (") + e.what() + ")");
     } catch (const std::bad_alloc &) {
+        out.backends.clear();
         return Error(Errc::internal, "out of memory while decoding");
     } catch (const std::exception &e) {
+        out.backends.clear();
         return Error::parse(std::string("cannot decode: ") + e.what());
     }
 }

@@ -4,6 +4,7 @@
 
 #include <gtest/gtest.h>
 
+#include <limits>
 #include <memory>
 #include <vector>
 
@@ -125,4 +126,42 @@ TEST(Collector, tick_and_close_reach_sinks)
     c.close_all();
     EXPECT_EQ(raw->ticks, 1);
     EXPECT_TRUE(raw->closed);
+}
+
+#include "collector/sinks/stdout/StdoutSink.hpp"
+
+#include <cstdio>
+
+TEST(StdoutSink, prints_one_readable_block_per_message)
+{
+    std::FILE *out = std::tmpfile();
+    ASSERT_NE(out, nullptr);
+    StdoutSink sink(out);
+    wire::Message m;
+    m.kind = wire::MessageKind::job_start;
+    m.host = "n1";
+    m.job_id = "42";
+    m.sender = "s";
+    m.seq = 3;
+    m.time_ns = 1'764'676'800'250'000'000;  // 2025-12-02T12:00:00.250Z
+    m.meta = {{"user", "alice"}};
+    wire::BackendBlock b;
+    b.name = "cgroup_memory";
+    b.metrics = {{"current", "B", wire::MetricKind::gauge}, {"peak", "B", wire::MetricKind::gauge}};
+    b.values = {1048576, std::numeric_limits<double>::quiet_NaN()};
+    b.status = "memory.peak: not provided by this kernel";
+    m.backends = {b};
+    sink.consume(m, Delivery{2, 0});
+    sink.close_all();
+    std::rewind(out);
+    std::string text;
+    char buf[512];
+    while (size_t n = std::fread(buf, 1, sizeof buf, out))
+        text.append(buf, n);
+    std::fclose(out);
+    EXPECT_EQ(text, "2025-12-02T12:00:00.250Z job=42 host=n1 job_start seq=3 lost=2\n"
+                    "  meta user = alice\n"
+                    "  cgroup_memory: memory.peak: not provided by this kernel\n"
+                    "  cgroup_memory.current = 1048576 B (gauge)\n"
+                    "  cgroup_memory.peak = - B (gauge)\n");
 }

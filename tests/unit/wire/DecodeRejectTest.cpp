@@ -195,3 +195,25 @@ TEST(WireDecode, accepts_every_integer_width_and_nil_values)
     EXPECT_TRUE(is_missing(out.backends[0].values[2]));
     EXPECT_EQ(out.backends[0].values[3], 1099511627776.0);
 }
+
+TEST(WireDecode, duplicate_names_are_caught_whatever_was_decoded_before)
+{
+    // The decoder skips the uniqueness check when a slot's names did not
+    // change: make sure neither a failed decode nor a previous valid one
+    // lets duplicates through.
+    auto metric = [](const char *n) { return mp::array({mp::str(n), mp::str("1"), mp::str("gauge")}); };
+    auto backend = [&](const char *a, const char *b) {
+        auto e = mp::replace(mp::valid_backend_entries(), "metrics", mp::array({metric(a), metric(b)}));
+        return with_backend(mp::replace(e, "values", mp::array({mp::nil(), mp::nil()})));
+    };
+    Message out;
+    std::string dup = backend("u", "u"), good = backend("u", "v");
+    EXPECT_FALSE(decode(dup.data(), dup.size(), out));
+    EXPECT_FALSE(decode(dup.data(), dup.size(), out)) << "second time, same bytes";
+    EXPECT_TRUE(decode(good.data(), good.size(), out));
+    EXPECT_TRUE(decode(good.data(), good.size(), out));
+    EXPECT_FALSE(decode(dup.data(), dup.size(), out)) << "after a valid message with one name changed";
+    std::string dup2 = backend("v", "v");
+    EXPECT_TRUE(decode(good.data(), good.size(), out));
+    EXPECT_FALSE(decode(dup2.data(), dup2.size(), out));
+}

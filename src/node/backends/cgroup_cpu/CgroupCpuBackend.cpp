@@ -1,4 +1,5 @@
 #include "node/backends/cgroup_cpu/CgroupCpuBackend.hpp"
+#include "node/backends/support/CgroupFileBackend.hpp"
 
 #include "node/backends/cgroup_cpu/cpu_parsers.hpp"
 #include "node/backends/support/KeptFile.hpp"
@@ -30,25 +31,22 @@ struct CpuFiles {
     double tick_s = 0.01;     // v1 seconds per USER_HZ tick
 };
 
-class CgroupCpuBackend final : public MetricBackend {
+class CgroupCpuBackend final : public CgroupFileBackend {
 public:
     explicit CgroupCpuBackend(CpuFiles files) : m_f(std::move(files)) {}
 
     std::string_view name() const override { return k_name; }
     const std::vector<wire::MetricDescriptor> &metrics() const override { return cgroup_cpu_metrics(); }
 
-    void sample(std::span<double> values) noexcept override
+private:
+    void read_files(std::span<double> values) noexcept override
     {
-        std::fill(values.begin(), values.end(), std::numeric_limits<double>::quiet_NaN());
-        m_problems.clear();
         if (m_f.v2)
             sample_v2(values);
         else
             sample_v1(values);
-        set_status(m_problems.view());
     }
 
-private:
     void sample_v1(std::span<double> values) noexcept
     {
         if (auto ns = read_u64(m_f.usage, m_problems))
@@ -113,7 +111,6 @@ private:
     }
 
     CpuFiles m_f;
-    StatusText m_problems;
     bool m_noted = false;
 };
 

@@ -1,4 +1,5 @@
 #include "node/backends/cgroup_io/CgroupIoBackend.hpp"
+#include "node/backends/support/CgroupFileBackend.hpp"
 
 #include "node/backends/cgroup_io/io_parsers.hpp"
 #include "node/backends/support/KeptFile.hpp"
@@ -21,25 +22,22 @@ struct IoFiles {
     KeptFile serviced;  // v1 blkio.throttle.io_serviced[_recursive]
 };
 
-class CgroupIoBackend final : public MetricBackend {
+class CgroupIoBackend final : public CgroupFileBackend {
 public:
     explicit CgroupIoBackend(IoFiles files) : m_f(std::move(files)) {}
 
     std::string_view name() const override { return k_name; }
     const std::vector<wire::MetricDescriptor> &metrics() const override { return cgroup_io_metrics(); }
 
-    void sample(std::span<double> values) noexcept override
+private:
+    void read_files(std::span<double> values) noexcept override
     {
-        std::fill(values.begin(), values.end(), std::numeric_limits<double>::quiet_NaN());
-        m_problems.clear();
         if (m_f.v2)
             sample_v2(values);
         else
             sample_v1(values);
-        set_status(m_problems.view());
     }
 
-private:
     void sample_v1(std::span<double> values) noexcept
     {
         read_blkio(m_f.bytes, values, k_read_bytes, k_write_bytes);
@@ -77,7 +75,6 @@ private:
     }
 
     IoFiles m_f;
-    StatusText m_problems;
 };
 
 // The hierarchical file when the kernel has it, else the cgroup's own.

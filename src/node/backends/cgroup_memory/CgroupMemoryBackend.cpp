@@ -1,4 +1,5 @@
 #include "node/backends/cgroup_memory/CgroupMemoryBackend.hpp"
+#include "node/backends/support/CgroupFileBackend.hpp"
 
 #include "node/backends/cgroup_memory/memory_parsers.hpp"
 #include "node/backends/support/KeptFile.hpp"
@@ -21,25 +22,22 @@ struct MemoryFiles {
     KeptFile stat;     // memory.stat
 };
 
-class CgroupMemoryBackend final : public MetricBackend {
+class CgroupMemoryBackend final : public CgroupFileBackend {
 public:
     explicit CgroupMemoryBackend(MemoryFiles files) : m_f(std::move(files)) {}
 
     std::string_view name() const override { return k_name; }
     const std::vector<wire::MetricDescriptor> &metrics() const override { return cgroup_memory_metrics(); }
 
-    void sample(std::span<double> values) noexcept override
+private:
+    void read_files(std::span<double> values) noexcept override
     {
-        std::fill(values.begin(), values.end(), std::numeric_limits<double>::quiet_NaN());
-        m_problems.clear();
         if (auto bytes = read_u64(m_f.current, m_problems))
             values[k_current] = static_cast<double>(*bytes);
         read_peak(values);
         read_stat(values);
-        set_status(m_problems.view());
     }
 
-private:
     void read_peak(std::span<double> values) noexcept
     {
         // v2 memory.peak appeared in Linux 5.19: when it is absent, say so
@@ -72,7 +70,6 @@ private:
     }
 
     MemoryFiles m_f;
-    StatusText m_problems;
     bool m_peak_noted = false;
 };
 
