@@ -2,6 +2,7 @@
 
 #include "common/log.hpp"
 #include "job/RunCommand.hpp"
+#include "node/backends/registry.hpp"
 
 #include <CLI/CLI.hpp>
 
@@ -29,7 +30,10 @@ int job_main(int argc, char **argv)
         ->capture_default_str();
     run_cmd->add_option("--cgroup-root", run.cgroup_root, "Where the cgroup file systems are mounted")
         ->capture_default_str();
-    run_cmd->add_option("--disable-backend", run.disabled_backends, "Do not run this backend (repeatable)");
+    run_cmd->add_option("--disable-backend", run.disabled_backends, "Do not run this backend (repeatable)")
+        ->check([](const std::string &name) {
+            return node::find_backend(name) ? std::string() : "unknown backend '" + name + "'";
+        });
     run_cmd->add_flag("-q,--quiet", run.quiet, "Do not print the summary");
     run_cmd->add_flag("-v,--verbose", verbosity, "More log output (-v info, -vv debug)");
     run_cmd->add_option("command", run.command, "The command and its arguments, after --")->required();

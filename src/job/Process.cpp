@@ -34,7 +34,17 @@ Result<pid_t> spawn(const std::vector<std::string> &argv, const SpawnOptions &op
         args.push_back(const_cast<char *>(a.c_str()));
     args.push_back(nullptr);
 
+    // With keep_term_blocked the child must never run a moment with SIGTERM
+    // deliverable: block it around fork() so the child starts blocked.
+    sigset_t term, saved;
+    sigemptyset(&term);
+    sigaddset(&term, SIGTERM);
+    sigaddset(&term, SIGINT);
+    if (options.keep_term_blocked)
+        sigprocmask(SIG_BLOCK, &term, &saved);
     pid_t pid = ::fork();
+    if (pid != 0 && options.keep_term_blocked)
+        sigprocmask(SIG_SETMASK, &saved, nullptr);
     if (pid < 0)
         return Error::system("fork", argv[0], errno);
     if (pid == 0) {

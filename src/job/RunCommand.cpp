@@ -71,6 +71,27 @@ bool wait_for_socket(const std::filesystem::path &p, pid_t &collector, int timeo
     return std::filesystem::exists(p);
 }
 
+// The collector creates the job's file when the sampler's first message
+// arrives; give up early when the sampler exited.
+// Returns false when the sampler has exited (and was reaped).
+bool wait_for_file(const std::filesystem::path &file, pid_t node, int timeout_ms)
+{
+    for (int waited = 0; waited < timeout_ms; waited += 10) {
+        if (std::filesystem::exists(file))
+            return true;
+        int status = 0;
+        if (::waitpid(node, &status, WNOHANG) == node) {
+            spdlog::error("colmet-node exited before sampling ({}): the command runs without monitoring",
+                          WIFEXITED(status) ? "exit status " + std::to_string(WEXITSTATUS(status))
+                                            : "killed by a signal");
+            return false;
+        }
+        std::this_thread::sleep_for(std::chrono::milliseconds(10));
+    }
+    spdlog::warn("no data from colmet-node after {} ms: starting the command anyway", timeout_ms);
+    return true;
+}
+
 // The collector closes a job's file and writes its summary when the job
 // ends; wait for that (bounded) before stopping the collector.
 void wait_for_summary(const std::filesystem::path &file, int timeout_ms)
@@ -138,6 +159,11 @@ int run_command(const RunOptions &o)
 
     cgroup::CgroupFs fs(o.cgroup_root);
     std::string relative = "/colmet/" + sanitize_name(job_id);
+    if (fs.resolve(relative)) {
+        spdlog::critical("a job with the id '{}' is already running (its cgroup {} exists): choose another --job-id",
+                         job_id, relative);
+        return 64;
+    }
     auto created = fs.create(relative);
     if (!created) {
         spdlog::critical("cannot create the job's cgroup {}: {}{}", relative, created.error().message(),
@@ -176,9 +202,13 @@ int run_command(const RunOptions &o)
         }
     }
 
+    // The command line as metadata: control characters become spaces.
     std::string command_line;
     for (const auto &word : o.command)
         command_line += (command_line.empty() ? "" : " ") + word;
+    for (char &c : command_line)
+        if (static_cast<unsigned char>(c) < 0x20 || c == 0x7f)
+            c = ' ';
     std::vector<std::string> node_argv = {node_program.string(), "--config", "/dev/null", "--job-id", job_id,
                                           "--cgroup", relative, "--cgroup-root", o.cgroup_root, "--zeromq-uri",
                                           uri, "--sample-period", std::to_string(o.period_s), "--meta",
@@ -240,6 +270,13 @@ int run_command(const RunOptions &o)
     sigaction(SIGTERM, &forward, nullptr);
     sigaction(SIGHUP, &forward, nullptr);
 
+    // With the private collector, wait (bounded) until the sampler's first
+    // message is stored, so that even a very short command is sampled from
+    // its start.
+    auto file = collector::job_file_path(hdf5_dir, job_id);
+    if (state.collector > 0 && !wait_for_file(file, state.node, 3000))
+        state.node = 0;
+
     char go = 'g';
     if (g_setup_signal) {
         spdlog::error("interrupted by signal {} before the command started", static_cast<int>(g_setup_signal));
@@ -258,8 +295,8 @@ int run_command(const RunOptions &o)
     int code = go == 'g' ? exit_code_of(status) : (g_setup_signal ? 128 + g_setup_signal : 70);
 
     // Final sample and job end, then let the collector close the file.
-    auto file = collector::job_file_path(hdf5_dir, job_id);
-    terminate(state.node, 3000);
+    if (state.node > 0)
+        terminate(state.node, 3000);
     state.node = 0;
     if (state.collector > 0) {
         wait_for_summary(file, 5000);

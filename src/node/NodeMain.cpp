@@ -52,10 +52,7 @@ void add_options(CLI::App &app, NodeOptions &o)
         ->capture_default_str();
     app.add_option("--disable-backend", o.disabled_backends, "Do not run this backend (repeatable; see --list-backends)")
         ->check([](const std::string &name) {
-            for (const auto &f : job_backends())
-                if (f.name == name)
-                    return std::string();
-            return "unknown backend '" + name + "' (see --list-backends)";
+            return find_backend(name) ? std::string() : "unknown backend '" + name + "' (see --list-backends)";
         });
     app.add_option("--meta", o.meta, "Extra KEY=VALUE metadata for the job (repeatable)");
     app.add_option("--log-file", o.log_file, "Log to this file instead of stderr");
@@ -122,6 +119,10 @@ int run(const NodeOptions &o)
     auto extra_meta = parse_meta(o.meta);
     if (!extra_meta) {
         spdlog::critical("{}", extra_meta.error().message());
+        return k_exit_usage;
+    }
+    if (o.user.size() > wire::k_max_text_length || !wire::rules::printable_text(o.user)) {
+        spdlog::critical("--user: at most 1024 characters, no control characters");
         return k_exit_usage;
     }
     if (!o.hostname.empty() && !valid_identifier(o.hostname)) {

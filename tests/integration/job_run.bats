@@ -52,7 +52,7 @@ leftover_cgroups() {
 }
 
 @test "a command that does not exist gives 127 and a clear message" {
-  run "$COLMET_BIN/colmet-job" run --job-id "t-nf-$$" --hdf5-dir out -- /nonexistent/program
+  run -127 "$COLMET_BIN/colmet-job" run --job-id "t-nf-$$" --hdf5-dir out -- /nonexistent/program
   [ "$status" -eq 127 ]
   [[ "$output" == *"cannot run /nonexistent/program"* ]]
   [ -z "$(leftover_cgroups)" ]
@@ -60,5 +60,36 @@ leftover_cgroups() {
 
 @test "colmet-job run without a command is a usage error" {
   run "$COLMET_BIN/colmet-job" run
+  [ "$status" -eq 64 ]
+}
+
+@test "a command shorter than one period still gets a complete file and summary" {
+  for i in 1 2 3; do
+    run "$COLMET_BIN/colmet-job" run --job-id "t-short-$$-$i" --hdf5-dir out -- true
+    echo "$output"
+    [ "$status" -eq 0 ]
+    [[ "$output" == *"samples         2 received, 0 lost"* ]]
+  done
+  [ -z "$(leftover_cgroups)" ]
+}
+
+@test "a job id that is already running is refused, and the running job is untouched" {
+  "$COLMET_BIN/colmet-job" run --job-id "t-dup-$$" --hdf5-dir out -- sleep 2 2>"$BATS_TEST_TMPDIR/first.log" &
+  first=$!
+  for i in $(seq 50); do [ -f "out/t-dup-$$.h5" ] && break; sleep 0.1; done
+  run "$COLMET_BIN/colmet-job" run --job-id "t-dup-$$" --hdf5-dir out2 -- true
+  [ "$status" -eq 64 ]
+  [[ "$output" == *"already running"* ]]
+  wait "$first"
+  [ -z "$(leftover_cgroups)" ]
+}
+
+@test "unknown backends and conflicting options are usage errors" {
+  run "$COLMET_BIN/colmet-job" run --disable-backend no_such_backend -- true
+  [ "$status" -eq 64 ]
+  [[ "$output" == *"unknown backend"* ]]
+  run "$COLMET_BIN/colmet-job" run --hdf5-dir x --zeromq-uri tcp://127.0.0.1:1 -- true
+  [ "$status" -eq 64 ]
+  run "$COLMET_BIN/colmet-job" run --job-id "a/b" -- true
   [ "$status" -eq 64 ]
 }

@@ -22,4 +22,12 @@ const std::vector<BackendFactory> &job_backends()
     return k_table;
 }
 
+const BackendFactory *find_backend(std::string_view name)
+{
+    for (const auto &f : job_backends())
+        if (f.name == name)
+            return &f;
+    return nullptr;
+}
+
 } // namespace colmet::node

@@ -22,4 +22,7 @@ struct BackendFactory {
 // cgroup_cpu, cgroup_memory, cgroup_io, processes.
 const std::vector<BackendFactory> &job_backends();
 
+// The factory of that name, or nullptr.
+const BackendFactory *find_backend(std::string_view name);
+
 } // namespace colmet::node

@@ -1,0 +1,70 @@
+#!/usr/bin/env bats
+# colmet-node and colmet-collector command lines: checks made at start-up,
+# the configuration file, and --stdout.
+
+load helpers
+
+@test "colmet-node lists its backends" {
+  run "$COLMET_BIN/colmet-node" --list-backends
+  [ "$status" -eq 0 ]
+  for b in cgroup_cpu cgroup_memory cgroup_io processes; do [[ "$output" == *"$b"* ]]; done
+}
+
+@test "colmet-node refuses bad metadata, host names and cgroups with exit 64" {
+  run "$COLMET_BIN/colmet-node" --config /dev/null --job-id 1 --cgroup / --meta "Bad-Key=1"
+  [ "$status" -eq 64 ]
+  [[ "$output" == *"--meta key 'Bad-Key'"* ]]
+  run "$COLMET_BIN/colmet-node" --config /dev/null --job-id 1 --cgroup / --meta "user=x"
+  [ "$status" -eq 64 ]
+  run "$COLMET_BIN/colmet-node" --config /dev/null --job-id 1 --cgroup / --hostname "a/b"
+  [ "$status" -eq 64 ]
+  run "$COLMET_BIN/colmet-node" --config /dev/null --job-id 1 --cgroup /../../etc
+  [ "$status" -eq 64 ]
+  run "$COLMET_BIN/colmet-node" --config /dev/null --job-id 1 --cgroup /colmet-no-such-job-$$
+  [ "$status" -eq 69 ]
+  run "$COLMET_BIN/colmet-node" --config /dev/null --job-id 1 --cgroup / --disable-backend nope
+  [ "$status" -eq 64 ]
+  run "$COLMET_BIN/colmet-node" --config /dev/null --job-id "a/b" --cgroup /
+  [ "$status" -eq 64 ]
+}
+
+@test "the collector reads its section of the configuration file and rejects unknown keys" {
+  conf="$BATS_TEST_TMPDIR/colmet.conf"
+  printf '[node]\nsample-period = 2\n\n[collector]\nstdout = true\nzeromq-bind-uri = "ipc://%s/c.sock"\n' \
+    "$BATS_TEST_TMPDIR" > "$conf"
+  "$COLMET_BIN/colmet-collector" -c "$conf" >"$BATS_TEST_TMPDIR/out.txt" 2>"$BATS_TEST_TMPDIR/err.txt" &
+  pid=$!
+  for i in $(seq 50); do [ -S "$BATS_TEST_TMPDIR/c.sock" ] && break; sleep 0.1; done
+  [ -S "$BATS_TEST_TMPDIR/c.sock" ]
+  stop_pid "$pid"
+  printf '[collector]\nstdout = true\nstdot = true\n' > "$conf"
+  run "$COLMET_BIN/colmet-collector" -c "$conf"
+  [ "$status" -eq 64 ]
+  [[ "$output" == *"stdot"* ]]
+  run "$COLMET_BIN/colmet-collector" --config /dev/null
+  [ "$status" -eq 64 ]
+  [[ "$output" == *"--hdf5-dir"* ]]
+}
+
+@test "colmet-collector --stdout prints what a real colmet-node sends" {
+  require_root
+  sock="ipc://$BATS_TEST_TMPDIR/s.sock"
+  "$COLMET_BIN/colmet-collector" --config /dev/null --zeromq-bind-uri "$sock" --stdout \
+    >"$BATS_TEST_TMPDIR/out.txt" 2>"$BATS_TEST_TMPDIR/err.txt" &
+  cpid=$!
+  rel="/colmet-test/cli-$$"
+  make_job_cgroup "$rel"
+  "$COLMET_BIN/colmet-node" --config /dev/null --job-id "cli-$$" --cgroup "$rel" --zeromq-uri "$sock" -s 0.2 \
+    --hostname clihost --meta step=3 &
+  npid=$!
+  sleep 1
+  stop_pid "$npid"
+  sleep 0.3
+  stop_pid "$cpid"
+  remove_job_cgroup "$rel"
+  cat "$BATS_TEST_TMPDIR/out.txt"
+  grep -q "job=cli-$$ host=clihost job_start seq=0" "$BATS_TEST_TMPDIR/out.txt"
+  grep -q "meta step = 3" "$BATS_TEST_TMPDIR/out.txt"
+  grep -q "cgroup_cpu.usage = .* s (counter)" "$BATS_TEST_TMPDIR/out.txt"
+  grep -q "job_end" "$BATS_TEST_TMPDIR/out.txt"
+}
