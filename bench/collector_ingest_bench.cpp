@@ -48,6 +48,7 @@ static void BM_collector_ingest(benchmark::State &state)
     const int samples_per_job = static_cast<int>(state.range(1));
     raise_fd_limit();
     mallopt(M_TRIM_THRESHOLD, 64 << 20);  // as colmet-collector does
+    mallopt(M_MMAP_THRESHOLD, 4 << 20);
 
     // Pre-encode every message: job_start for each job, then samples
     // interleaved across jobs, then job_end for each job.

@@ -93,6 +93,7 @@ int collector_main(int argc, char **argv)
     // glibc returns that memory to the kernel each time (measured: 3-4x the
     // CPU of the HDF5 flushes).
     mallopt(M_TRIM_THRESHOLD, 64 << 20);
+    mallopt(M_MMAP_THRESHOLD, 4 << 20);  // ...and takes it from the heap, not from a fresh mmap each time
 
     std::vector<std::unique_ptr<Sink>> sinks;
     if (!o.hdf5_dir.empty()) {
