@@ -91,3 +91,29 @@ teardown() {
   [ "$more" -gt "$rows" ]
   [ "$(h5 "$file" "'summary' in f")" = "True" ]
 }
+
+@test "a sampler whose collector is away never blocks, counts its drops and reports them later" {
+  make_job_cgroup "$REL"
+  "$COLMET_BIN/colmet-node" --config /dev/null --job-id "$JOB" --cgroup "$REL" --zeromq-uri "$URI" \
+    --sample-period 0.1 --zeromq-hwm 2 --hostname "$HOSTNAME_TAG" -v 2>"$BATS_TEST_TMPDIR/node.log" &
+  NODE_PID=$!
+  sleep 1.5            # ~15 samples, the queue holds 2: the rest are dropped
+  start_collector "$URI" "$OUT"
+  sleep 1.5
+  start=$(date +%s%N)
+  stop_pid "$NODE_PID" 5
+  elapsed_ms=$(( ($(date +%s%N) - start) / 1000000 ))
+  NODE_PID=
+  stop_pid "$COLLECTOR_PID" 10
+  COLLECTOR_PID=
+  cat "$BATS_TEST_TMPDIR/node.log"
+  echo "node stopped in ${elapsed_ms} ms"
+  [ "$elapsed_ms" -lt 1000 ]
+  grep -q "messages dropped" "$BATS_TEST_TMPDIR/node.log"
+  file="$OUT/$JOB.h5"
+  lost=$(h5 "$file" "int(f['summary'].attrs['samples_lost'])")
+  echo "samples lost according to the file: $lost"
+  [ "$lost" -ge 5 ]
+  # Samples are aligned to the period on the wall clock (within 30 ms).
+  [ "$(h5 "$file" "bool(all((seg('$HOSTNAME_TAG', 'cgroup_cpu')[2][1:-1] % 100000000) < 30000000))")" = "True" ]
+}
