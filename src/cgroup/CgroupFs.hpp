@@ -18,7 +18,8 @@ namespace colmet::cgroup {
 // The v1 controllers colmet reads or creates job directories in.
 inline const std::vector<std::string> &v1_controllers()
 {
-    static const std::vector<std::string> k = {"cpuacct", "cpu", "memory", "blkio", "pids", "cpuset"};
+    // perf_event counts only where it is mounted (colmet-job run --enable-perfhw mounts it).
+    static const std::vector<std::string> k = {"cpuacct", "cpu", "memory", "blkio", "pids", "cpuset", "perf_event"};
     return k;
 }
 

@@ -6,6 +6,8 @@
 
 #include <CLI/CLI.hpp>
 
+#include <string_view>
+
 namespace colmet::job {
 
 int job_main(int argc, char **argv)
@@ -34,12 +36,36 @@ int job_main(int argc, char **argv)
         ->check([](const std::string &name) {
             return node::find_backend(name) ? std::string() : "unknown backend '" + name + "'";
         });
+    run_cmd->add_flag("--enable-perfhw", run.enable_perfhw,
+                      "Also count perf events (mounts the perf_event cgroup hierarchy if needed)");
+    // One value per occurrence (comma-separated), so that the list cannot
+    // swallow the command after it.
+    run_cmd->add_option("--perfhw-list", run.perfhw_list,
+                        "Events for --enable-perfhw, comma-separated (default: colmet-node's)")
+        ->expected(1)
+        ->multi_option_policy(CLI::MultiOptionPolicy::TakeAll);
     run_cmd->add_flag("-q,--quiet", run.quiet, "Do not print the summary");
     run_cmd->add_flag("-v,--verbose", verbosity, "More log output (-v info, -vv debug)");
-    run_cmd->add_option("command", run.command, "The command and its arguments, after --")->required();
+    run_cmd->add_option("command", run.command, "The command and its arguments, after --");
 
+    // Everything after the first "--" is the command, taken as it is: CLI11
+    // 2.1 lets a list option (--disable-backend, --perfhw-list) just before
+    // "--" eat the separator and then parses the command's own options.
+    std::vector<std::string> after_dashes;
+    int cli_argc = argc;
+    for (int i = 1; i < argc; ++i)
+        if (std::string_view(argv[i]) == "--") {
+            cli_argc = i;
+            after_dashes.assign(argv + i + 1, argv + argc);
+            break;
+        }
     try {
-        app.parse(argc, argv);
+        app.parse(cli_argc, argv);
+        if (run_cmd->parsed() && cli_argc != argc) {
+            if (!run.command.empty())
+                throw CLI::ValidationError("command", "give the command either before or after --, not both");
+            run.command = std::move(after_dashes);
+        }
     } catch (const CLI::ParseError &e) {
         int rc = app.exit(e);
         return rc == 0 ? 0 : 64;

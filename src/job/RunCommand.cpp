@@ -6,6 +6,7 @@
 #include "collector/sinks/hdf5/Hdf5Sink.hpp"
 #include "job/Process.hpp"
 #include "job/Summary.hpp"
+#include "node/backends/perfhw/perf_mount.hpp"
 
 #include <spdlog/spdlog.h>
 
@@ -157,6 +158,12 @@ int run_command(const RunOptions &o)
     sigaction(SIGHUP, &remember, &old_hup);
     RunState state;
 
+    if (o.enable_perfhw) {
+        // The job's cgroup gets a perf_event directory too when the
+        // hierarchy is mounted: mount it first when nobody has.
+        if (auto r = node::backends::perfhw::ensure_perf_event_hierarchy(o.cgroup_root); !r)
+            spdlog::warn("perf_event hierarchy: {} (perfhw will not count)", r.error().message());
+    }
     cgroup::CgroupFs fs(o.cgroup_root);
     std::string relative = "/colmet/" + sanitize_name(job_id);
     if (fs.resolve(relative)) {
@@ -219,6 +226,13 @@ int run_command(const RunOptions &o)
         node_argv.insert(node_argv.end(), {"--user", login});
     for (const auto &b : o.disabled_backends)
         node_argv.insert(node_argv.end(), {"--disable-backend", b});
+    if (o.enable_perfhw) {
+        node_argv.push_back("--enable-perfhw");
+        if (!o.perfhw_list.empty()) {
+            node_argv.push_back("--perfhw-list");
+            node_argv.insert(node_argv.end(), o.perfhw_list.begin(), o.perfhw_list.end());
+        }
+    }
     if (o.verbosity > 0)
         node_argv.push_back(o.verbosity > 1 ? "-vv" : "-v");
     SpawnOptions node_spawn;

@@ -13,6 +13,8 @@ struct RunOptions {
     double period_s = 1;
     std::string cgroup_root = "/sys/fs/cgroup";
     std::vector<std::string> disabled_backends;
+    bool enable_perfhw = false;
+    std::vector<std::string> perfhw_list;   // empty: colmet-node's default
     bool quiet = false;                   // no summary
     int verbosity = 0;
     std::vector<std::string> command;

@@ -8,6 +8,8 @@
 #include "common/names.hpp"
 #include "node/NodeOptions.hpp"
 #include "node/Sampler.hpp"
+#include "node/backends/perfhw/PerfEventSpec.hpp"
+#include "node/backends/perfhw/PerfhwBackend.hpp"
 #include "node/backends/registry.hpp"
 #include "wire/rules.hpp"
 
@@ -54,6 +56,13 @@ void add_options(CLI::App &app, NodeOptions &o)
         ->check([](const std::string &name) {
             return find_backend(name) ? std::string() : "unknown backend '" + name + "' (see --list-backends)";
         });
+    app.add_flag("--enable-perfhw", o.enable_perfhw,
+                 "Count perf events of the job's cgroup (perf_event in cgroup mode)");
+    app.add_option("--perfhw-list", o.perfhw_list,
+                   "Events to count: colmet names, pmu/event/ or libpfm4 names, space- or comma-separated")
+        ->capture_default_str();
+    app.add_option("--sysfs-root", o.sysfs_root, "Where sysfs is mounted (PMU descriptions, online CPUs)")
+        ->capture_default_str();
     app.add_option("--meta", o.meta, "Extra KEY=VALUE metadata for the job (repeatable)");
     app.add_option("--log-file", o.log_file, "Log to this file instead of stderr");
     app.add_flag("-v,--verbose", o.verbosity, "More log output (-v info, -vv debug)");
@@ -112,6 +121,26 @@ Result<std::vector<std::pair<std::string, std::string>>> parse_meta(const std::v
     return out;
 }
 
+// --perfhw-list to event specs: every name must be known (a clear error at
+// start rather than a silent gap in the data).
+Result<std::vector<backends::perfhw::PerfEventSpec>> resolve_perf_events(const std::vector<std::string> &list,
+                                                                        const std::string &sysfs_root)
+{
+    auto names = backends::perfhw::split_event_list(list);
+    if (!names)
+        return names.error();
+    if (names->empty())
+        return Error::invalid("no event given");
+    std::vector<backends::perfhw::PerfEventSpec> specs;
+    for (const auto &name : *names) {
+        auto spec = backends::perfhw::resolve_event(name, sysfs_root);
+        if (!spec)
+            return spec.error();
+        specs.push_back(std::move(*spec));
+    }
+    return specs;
+}
+
 int run(const NodeOptions &o)
 {
     log::setup("node", o.verbosity, o.log_file);
@@ -127,6 +156,15 @@ int run(const NodeOptions &o)
     }
     if (!o.hostname.empty() && !valid_identifier(o.hostname)) {
         spdlog::critical("--hostname '{}': use 1 to 128 printable ASCII characters without '/'", o.hostname);
+        return k_exit_usage;
+    }
+
+    // Event names are checked before anything is opened: a typo is a usage error.
+    Result<std::vector<backends::perfhw::PerfEventSpec>> events = std::vector<backends::perfhw::PerfEventSpec>{};
+    if (o.enable_perfhw)
+        events = resolve_perf_events(o.perfhw_list, o.sysfs_root);
+    if (!events) {
+        spdlog::critical("--perfhw-list: {}", events.error().message());
         return k_exit_usage;
     }
 
@@ -150,6 +188,19 @@ int run(const NodeOptions &o)
         }
         spdlog::info("backend {}: {} metrics", factory.name, (*backend)->metrics().size());
         backends.push_back(std::move(*backend));
+    }
+
+    if (o.enable_perfhw) {
+        auto perf = backends::perfhw::make_perfhw_backend(ctx, *events, o.cgroup_root, o.sysfs_root);
+        if (!perf) {
+            spdlog::warn("backend perfhw not available: {}", perf.error().message());
+        } else {
+            auto *b = static_cast<backends::perfhw::PerfhwBackend *>(perf->get());
+            if (!b->open_problems().empty())
+                spdlog::warn("perfhw: {}", b->open_problems());
+            spdlog::info("backend perfhw: {} events on {} CPUs", events->size(), b->cpus().size());
+            backends.push_back(std::move(*perf));
+        }
     }
 
     SamplerConfig config;

@@ -23,6 +23,9 @@ struct NodeOptions {
     double period_s = 5;
     ZmqOptions zmq;
     std::vector<std::string> disabled_backends;
+    bool enable_perfhw = false;          // backend perfhw (perf_event in cgroup mode)
+    std::vector<std::string> perfhw_list = {"instructions", "cache_misses", "page_faults"};
+    std::string sysfs_root = "/sys";
     std::vector<std::string> meta;       // extra KEY=VALUE metadata
     std::string log_file;
     int verbosity = 0;

@@ -93,3 +93,28 @@ leftover_cgroups() {
   run "$COLMET_BIN/colmet-job" run --job-id "a/b" -- true
   [ "$status" -eq 64 ]
 }
+
+@test "colmet-job run --enable-perfhw counts software events, marks missing hardware events, and cleans up" {
+  run "$COLMET_BIN/colmet-job" run --job-id "t-perf-$$" --hdf5-dir out -s 0.5 --enable-perfhw \
+      --perfhw-list task_clock,cpu_cycles,page_faults -- "$COLMET_BIN/colmet-workload" --cpu-seconds 1
+  echo "$output"
+  [ "$status" -eq 0 ]
+  require_h5py
+  file="out/t-perf-$$.h5"
+  host=$(h5 "$file" "list(f['hosts'])[0]")
+  cpu=$(h5 "$file" "last('$host', 'cgroup_cpu', 'usage')")
+  task=$(h5 "$file" "last('$host', 'perfhw', 'task_clock')")
+  echo "cgroup CPU time $cpu s, perf task_clock $task s"
+  within_pct "$task" "$cpu" 5
+  # No PMU on a VM: cycles are not counted, and stored as NaN, never 0.
+  if ! perf stat -e cycles true 2>&1 | grep -q "not supported"; then skip "this machine counts cycles"; fi
+  [ "$(h5 "$file" "bool(np.isnan(col('$host', 'perfhw', 'cpu_cycles')).all())")" = "True" ]
+  [ -z "$(leftover_cgroups)" ]
+  [ -z "$(ls -d "$CGROOT"/perf_event/colmet/t-perf-* 2>/dev/null)" ]
+}
+
+@test "an unknown perf event is a clear error at start" {
+  run "$COLMET_BIN/colmet-node" --config /dev/null --job-id 1 --cgroup / --enable-perfhw --perfhw-list no_such_event
+  [ "$status" -eq 64 ]
+  [[ "$output" == *"unknown perf event 'no_such_event'"* ]]
+}
