@@ -109,6 +109,8 @@ leftover_cgroups() {
   # No PMU on a VM: cycles are not counted, and stored as NaN, never 0.
   if ! perf stat -e cycles true 2>&1 | grep -q "not supported"; then skip "this machine counts cycles"; fi
   [ "$(h5 "$file" "bool(np.isnan(col('$host', 'perfhw', 'cpu_cycles')).all())")" = "True" ]
+  # ...and the reason is stored with the data.
+  [[ "$(h5 "$file" "f['hosts']['$host']['perfhw']['segment_0'].attrs['last_status']")" == *"unsupported: cpu_cycles"* ]]
   [ -z "$(leftover_cgroups)" ]
   [ -z "$(ls -d "$CGROOT"/perf_event/colmet/t-perf-* 2>/dev/null)" ]
 }

@@ -209,9 +209,10 @@ Result<void> JobFile::append(const wire::Message &msg)
             continue;  // nothing to store (a backend that only reports a status)
         auto backend = backend_node(**host, block);
         auto seg = backend ? segment_for(**backend, block, msg.time_ns) : Result<Segment *>(backend.error());
-        if (seg)
+        if (seg) {
             (*seg)->append(msg.time_ns, block.values);
-        else if (!first_error)
+            (*seg)->note_status(block.status);
+        } else if (!first_error)
             first_error = seg.error();
     }
     auto flushed = flush_structure();

@@ -159,6 +159,14 @@ void Segment::append(int64_t time_ns, const std::vector<double> &values)
     m_buffer.resize(m_buffer.size() + (n - copied), std::numeric_limits<double>::quiet_NaN());
 }
 
+void Segment::note_status(const std::string &status)
+{
+    if (status.empty() || status == m_status)
+        return;
+    m_status = status;
+    m_status_dirty = true;
+}
+
 Result<size_t> Segment::flush(size_t *dropped)
 {
     *dropped = 0;
@@ -179,6 +187,12 @@ Result<size_t> Segment::flush(size_t *dropped)
     if (ok) {
         // Closing writes the chunks (compressed) to the file.
         ok = ds->values.reset() && ds->time.reset();
+    }
+    if (ok && m_status_dirty) {
+        // Best effort: a status that cannot be written does not lose rows.
+        if (write_str_attr(m_group.get(), "last_status", m_status))
+            m_status_dirty = false;
+        H5Eclear2(H5E_DEFAULT);
     }
     if (ok) {
         m_rows_on_disk = new_rows;

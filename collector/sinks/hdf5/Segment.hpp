@@ -40,6 +40,10 @@ public:
 
     // Buffer one row; missing values (a short vector) are stored as NaN.
     void append(int64_t time_ns, const std::vector<double> &values);
+    // Remember the backend's status text (why values are NaN, e.g.
+    // "unsupported: cpu_cycles"); the last non-empty one is written by the
+    // next flush as the segment's attribute last_status.
+    void note_status(const std::string &status);
     size_t pending_rows() const { return m_times.size(); }
     uint64_t rows_on_disk() const { return m_rows_on_disk; }
 
@@ -59,6 +63,8 @@ private:
     uint64_t m_rows_on_disk = 0;
     std::vector<int64_t> m_times;
     std::vector<double> m_buffer;  // row-major [pending_rows, n_metrics]
+    std::string m_status;          // last non-empty status seen
+    bool m_status_dirty = false;   // not yet written
 };
 
 } // namespace colmet::collector::hdf5
