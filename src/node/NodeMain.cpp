@@ -3,11 +3,13 @@
 #include "cgroup/CgroupFs.hpp"
 #include "common/cpu_list.hpp"
 #include "common/file_io.hpp"
+#include "common/clock.hpp"
 #include "common/config_section.hpp"
 #include "common/log.hpp"
 #include "common/names.hpp"
 #include "node/NodeOptions.hpp"
 #include "node/Sampler.hpp"
+#include "node/backends/perfhw/MappingFile.hpp"
 #include "node/backends/perfhw/PerfEventSpec.hpp"
 #include "node/backends/perfhw/PerfhwBackend.hpp"
 #include "node/backends/registry.hpp"
@@ -61,6 +63,9 @@ void add_options(CLI::App &app, NodeOptions &o)
     app.add_option("--perfhw-list", o.perfhw_list,
                    "Events to count: colmet names, pmu/event/ or libpfm4 names, space- or comma-separated")
         ->capture_default_str();
+    app.add_option("--perfhw-mapping-dir", o.perfhw_mapping_dir,
+                   "Write perfhw_mapping.<time>.csv (counter_N to event name) into this directory")
+        ->check(CLI::ExistingDirectory);
     app.add_option("--sysfs-root", o.sysfs_root, "Where sysfs is mounted (PMU descriptions, online CPUs)")
         ->capture_default_str();
     app.add_option("--meta", o.meta, "Extra KEY=VALUE metadata for the job (repeatable)");
@@ -199,6 +204,13 @@ int run(const NodeOptions &o)
             if (!b->open_problems().empty())
                 spdlog::warn("perfhw: {}", b->open_problems());
             spdlog::info("backend perfhw: {} events on {} CPUs", events->size(), b->cpus().size());
+            if (!o.perfhw_mapping_dir.empty()) {
+                auto file = backends::perfhw::write_mapping_file(o.perfhw_mapping_dir, b->metrics(), realtime_ns());
+                if (file)
+                    spdlog::info("perfhw mapping written to {}", file->string());
+                else
+                    spdlog::warn("perfhw mapping file: {}", file.error().message());
+            }
             backends.push_back(std::move(*perf));
         }
     }

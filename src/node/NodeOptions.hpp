@@ -26,6 +26,7 @@ struct NodeOptions {
     bool enable_perfhw = false;          // backend perfhw (perf_event in cgroup mode)
     std::vector<std::string> perfhw_list = {"instructions", "cache_misses", "page_faults"};
     std::string sysfs_root = "/sys";
+    std::string perfhw_mapping_dir;      // write perfhw_mapping.<time>.csv there (empty: none)
     std::vector<std::string> meta;       // extra KEY=VALUE metadata
     std::string log_file;
     int verbosity = 0;

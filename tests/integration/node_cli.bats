@@ -55,7 +55,7 @@ load helpers
   rel="/colmet-test/cli-$$"
   make_job_cgroup "$rel"
   "$COLMET_BIN/colmet-node" --config /dev/null --job-id "cli-$$" --cgroup "$rel" --zeromq-uri "$sock" -s 0.2 \
-    --hostname clihost --meta step=3 &
+    --hostname clihost --meta step=3 --enable-perfhw --perfhw-list task_clock --perfhw-mapping-dir "$BATS_TEST_TMPDIR" &
   npid=$!
   sleep 1
   stop_pid "$npid"
@@ -67,4 +67,8 @@ load helpers
   grep -q "meta step = 3" "$BATS_TEST_TMPDIR/out.txt"
   grep -q "cgroup_cpu.usage = .* s (counter)" "$BATS_TEST_TMPDIR/out.txt"
   grep -q "job_end" "$BATS_TEST_TMPDIR/out.txt"
+  grep -q "perfhw.task_clock = .* s (counter)" "$BATS_TEST_TMPDIR/out.txt"
+  # The original tool's mapping file, next to the data.
+  map=$(ls "$BATS_TEST_TMPDIR"/perfhw_mapping.*.csv)
+  [ "$(cat "$map")" = "$(printf 'counter_1,task_clock\ncounter_2,task_clock.scaling')" ]
 }

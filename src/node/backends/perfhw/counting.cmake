@@ -6,7 +6,8 @@ set(_colmet_perfhw_dir ${CMAKE_CURRENT_LIST_DIR})
 add_library(colmet_perfhw STATIC
   ${_colmet_perfhw_dir}/perf_mount.cpp
   ${_colmet_perfhw_dir}/PerfGroup.cpp
-  ${_colmet_perfhw_dir}/PerfhwBackend.cpp)
+  ${_colmet_perfhw_dir}/PerfhwBackend.cpp
+  ${_colmet_perfhw_dir}/MappingFile.cpp)
 target_include_directories(colmet_perfhw PUBLIC ${PROJECT_SOURCE_DIR}/src)
 target_link_libraries(colmet_perfhw PUBLIC colmet_cgroup colmet_common colmet_wire PRIVATE colmet_warnings)
 # Event-name resolution (PerfEventSpec.hpp's resolve_event) when it is built;
