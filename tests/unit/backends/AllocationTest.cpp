@@ -3,42 +3,18 @@
 #include "BackendTestSupport.hpp"
 #include "node/backends/registry.hpp"
 
+#include "AllocationCounter.hpp"
+
 #include <gtest/gtest.h>
 
-#include <cstdlib>
 #include <filesystem>
-#include <new>
 
-namespace {
-bool g_counting = false;
-size_t g_allocations = 0;
-} // namespace
-
-void *operator new(std::size_t size)
-{
-    if (g_counting)
-        ++g_allocations;
-    if (void *p = std::malloc(size == 0 ? 1 : size))
-        return p;
-    throw std::bad_alloc();
-}
-void operator delete(void *p) noexcept { std::free(p); }
-void operator delete(void *p, std::size_t) noexcept { std::free(p); }
 
 using namespace colmet;
 
 namespace {
 
-size_t allocations_in_samples(node::MetricBackend &backend, std::vector<double> &values)
-{
-    backend.sample(values);  // warm-up
-    g_allocations = 0;
-    g_counting = true;
-    for (int i = 0; i < 3; ++i)
-        backend.sample(values);
-    g_counting = false;
-    return g_allocations;
-}
+using test::allocations_in_samples;
 
 void write_process(const test::FakeTree &tree, int pid)
 {
@@ -53,11 +29,9 @@ void write_process(const test::FakeTree &tree, int pid)
 TEST(AllocationTest, the_counter_counts)
 {
     volatile size_t n = 100;
-    g_allocations = 0;
-    g_counting = true;
+    test::start_counting_allocations();
     std::vector<int> v(n);
-    g_counting = false;
-    EXPECT_EQ(g_allocations, 1u);
+    EXPECT_EQ(test::stop_counting_allocations(), 1u);
     EXPECT_EQ(v.size(), 100u);
 }
 

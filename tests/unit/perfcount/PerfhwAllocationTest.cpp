@@ -5,44 +5,20 @@
 
 #include "node/backends/perfhw/PerfhwBackend.hpp"
 
+#include "AllocationCounter.hpp"
+
 #include <gtest/gtest.h>
 
 #include <linux/perf_event.h>
 
-#include <cstdlib>
-#include <new>
 
-namespace {
-bool g_counting = false;
-size_t g_allocations = 0;
-} // namespace
-
-void *operator new(std::size_t size)
-{
-    if (g_counting)
-        ++g_allocations;
-    if (void *p = std::malloc(size == 0 ? 1 : size))
-        return p;
-    throw std::bad_alloc();
-}
-void operator delete(void *p) noexcept { std::free(p); }
-void operator delete(void *p, std::size_t) noexcept { std::free(p); }
 
 using namespace colmet;
 using namespace colmet::node::backends::perfhw;
 
 namespace {
 
-size_t allocations_in_samples(node::MetricBackend &backend, std::vector<double> &values)
-{
-    backend.sample(values);  // warm-up
-    g_allocations = 0;
-    g_counting = true;
-    for (int i = 0; i < 3; ++i)
-        backend.sample(values);
-    g_counting = false;
-    return g_allocations;
-}
+using test::allocations_in_samples;
 
 } // namespace
 
