@@ -2,6 +2,9 @@
 
 #include <spdlog/sinks/basic_file_sink.h>
 #include <spdlog/sinks/stdout_sinks.h>
+#include <spdlog/sinks/syslog_sink.h>
+
+#include <syslog.h>
 
 namespace colmet::log {
 
@@ -26,6 +29,28 @@ void setup(const std::string &component, int verbosity, const std::string &log_f
     logger->set_level(level_from_verbosity(verbosity));
     logger->flush_on(spdlog::level::info);
     spdlog::set_default_logger(logger);
+}
+
+void setup_hook(const std::string &component, int verbosity, const std::string &log_file, bool also_stderr)
+{
+    std::vector<spdlog::sink_ptr> sinks;
+    std::string fallback_reason;
+    try {
+        sinks.push_back(std::make_shared<spdlog::sinks::basic_file_sink_mt>(log_file));
+    } catch (const spdlog::spdlog_ex &e) {
+        fallback_reason = e.what();
+        sinks.push_back(std::make_shared<spdlog::sinks::syslog_sink_mt>("colmet-" + component, LOG_PID, LOG_DAEMON,
+                                                                         false));
+    }
+    if (also_stderr)
+        sinks.push_back(std::make_shared<spdlog::sinks::stderr_sink_mt>());
+    auto logger = std::make_shared<spdlog::logger>(component, sinks.begin(), sinks.end());
+    logger->set_pattern("%Y-%m-%dT%H:%M:%S.%e %n[%P] %l: %v");
+    logger->set_level(level_from_verbosity(verbosity));
+    logger->flush_on(spdlog::level::debug);
+    spdlog::set_default_logger(logger);
+    if (!fallback_reason.empty())
+        spdlog::warn("cannot log to {} ({}); logging to syslog", log_file, fallback_reason);
 }
 
 bool RateLimiter::allow(uint64_t *suppressed)

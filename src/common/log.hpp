@@ -20,6 +20,11 @@ spdlog::level::level_enum level_from_verbosity(int verbosity);
 // empty, logs go to stderr.
 void setup(const std::string &component, int verbosity, const std::string &log_file = {});
 
+// For scheduler hooks: log to log_file (appending; several processes may
+// share it) and, when also_stderr, to stderr too. A log file that cannot be
+// opened falls back to syslog (facility daemon), with a line saying so.
+void setup_hook(const std::string &component, int verbosity, const std::string &log_file, bool also_stderr);
+
 // Allows at most `burst` messages per `window`; the rest are counted and the
 // count is reported with the next allowed message.
 class RateLimiter {

@@ -2,6 +2,7 @@
 
 #include "common/log.hpp"
 #include "job/RunCommand.hpp"
+#include "job/StartCommand.hpp"
 #include "node/backends/registry.hpp"
 
 #include <CLI/CLI.hpp>
@@ -12,7 +13,9 @@ namespace colmet::job {
 
 int job_main(int argc, char **argv)
 {
-    CLI::App app{"colmet-job: run a command as a monitored job", "colmet-job"};
+    CLI::App app{"colmet-job: run a command as a monitored job, or start and stop a job's sampler from scheduler "
+                 "hooks",
+                 "colmet-job"};
     app.set_version_flag("--version", std::string("colmet-job ") + COLMET_VERSION);
     app.require_subcommand(1);
     int verbosity = 0;
@@ -48,6 +51,62 @@ int job_main(int argc, char **argv)
     run_cmd->add_flag("-v,--verbose", verbosity, "More log output (-v info, -vv debug)");
     run_cmd->add_option("command", run.command, "The command and its arguments, after --");
 
+    StartOptions start;
+    auto *start_cmd = app.add_subcommand(
+        "start", "Start a detached colmet-node for a scheduler's job (run as root from OAR or Slurm hooks)");
+    start_cmd->add_option("--job-id", start.job_id, "The scheduler's job id (42, 42_3, 42.0)")->required();
+    start_cmd->add_option("--user", start.user, "The job's owner")->required();
+    auto *cgroup_opt = start_cmd->add_option("--cgroup", start.cgroup,
+                                             "The job's cgroup, relative to the hierarchies (/oar/alice_42)");
+    start_cmd->add_option("--scheduler", start.scheduler,
+                          "Derive the cgroup: oar = /oar/<user>_<job>; slurm = /slurm/uid_<uid>/job_<job> "
+                          "(v2: /system.slice/slurmstepd.scope/job_<job>)")
+        ->check(CLI::IsMember({"oar", "slurm"}))
+        ->excludes(cgroup_opt);
+    start_cmd->add_option("--spec", start.spec,
+                          "The user's request: perfhw[:EVENT,...], period=S, rapl, temperature, infiniband, lustre "
+                          "(comma-separated)");
+    start_cmd->add_option("--zeromq-uri", start.zeromq_uri,
+                          "Collector address (default: [node] zeromq-uri of the config, else tcp://127.0.0.1:5556)");
+    start_cmd->add_option("-s,--sample-period", start.period_s,
+                          "Seconds between samples unless the spec sets it (default: the config's, else 5)")
+        ->check(CLI::Range(0.1, 3600.0));
+    start_cmd->add_flag("--enable-perfhw", start.enable_perfhw,
+                        "Count perf events for every job unless its spec says which");
+    start_cmd->add_option("--perfhw-list", start.perfhw_list, "Events for --enable-perfhw, comma-separated")
+        ->expected(1)
+        ->multi_option_policy(CLI::MultiOptionPolicy::TakeAll);
+    start_cmd->add_flag("--create-cgroup", start.create_cgroup,
+                        "Create the job's cgroup if the scheduler has not yet (removed again at stop)");
+    start_cmd->add_flag("--hook", start.hook, "Hook mode: always exit 0, log to the log file only");
+    start_cmd->add_option("--run-dir", start.run_dir, "Where the <job>.pid records live")->capture_default_str();
+    start_cmd->add_option("--cgroup-root", start.cgroup_root, "Where the cgroup file systems are mounted")
+        ->capture_default_str();
+    start_cmd->add_option("--sysfs-root", start.sysfs_root, "Where sysfs is mounted (perf event names)")
+        ->capture_default_str();
+    start_cmd->add_option("--log-file", start.log_file, "Log file of colmet-job and of the sampler it starts")
+        ->capture_default_str();
+    start_cmd->add_option("-c,--config", start.config, "colmet.conf to read (passed on to colmet-node)")
+        ->capture_default_str();
+    start_cmd->add_option("--node-binary", start.node_binary, "colmet-node to run (default: found next to colmet-job)");
+    start_cmd->add_flag("-v,--verbose", verbosity, "More log output (-v info, -vv debug)");
+    start_cmd->add_option("node-options", start.node_args, "More colmet-node options, after --");
+
+    StopOptions stop;
+    auto *stop_cmd = app.add_subcommand("stop", "Stop a job's sampler: final sample, counters reset, cleanup");
+    stop_cmd->add_option("--job-id", stop.job_id, "The scheduler's job id")->required();
+    stop_cmd->add_flag("--hook", stop.hook, "Hook mode: always exit 0, log to the log file only");
+    stop_cmd->add_option("--run-dir", stop.run_dir, "Where the <job>.pid records live")->capture_default_str();
+    stop_cmd->add_option("--timeout", stop.timeout_s, "Seconds to wait after SIGTERM before SIGKILL")
+        ->check(CLI::Range(0.1, 60.0))
+        ->capture_default_str();
+    stop_cmd->add_option("--log-file", stop.log_file, "Log file")->capture_default_str();
+    stop_cmd->add_flag("-v,--verbose", verbosity, "More log output (-v info, -vv debug)");
+
+    StatusOptions status;
+    auto *status_cmd = app.add_subcommand("status", "List the samplers started by colmet-job start");
+    status_cmd->add_option("--run-dir", status.run_dir, "Where the <job>.pid records live")->capture_default_str();
+
     // Everything after the first "--" is the command, taken as it is: CLI11
     // 2.1 lets a list option (--disable-backend, --perfhw-list) just before
     // "--" eat the separator and then parses the command's own options.
@@ -66,10 +125,22 @@ int job_main(int argc, char **argv)
                 throw CLI::ValidationError("command", "give the command either before or after --, not both");
             run.command = std::move(after_dashes);
         }
+        if (start_cmd->parsed() && cli_argc != argc) {
+            if (!start.node_args.empty())
+                throw CLI::ValidationError("node-options", "give colmet-node options after --");
+            start.node_args = std::move(after_dashes);
+        }
     } catch (const CLI::ParseError &e) {
         int rc = app.exit(e);
         return rc == 0 ? 0 : 64;
     }
+    start.verbosity = stop.verbosity = verbosity;
+    if (start_cmd->parsed())
+        return start_command(start);
+    if (stop_cmd->parsed())
+        return stop_command(stop);
+    if (status_cmd->parsed())
+        return status_command(status);
     log::setup("job", verbosity);
     run.verbosity = verbosity;
     if (run_cmd->parsed())

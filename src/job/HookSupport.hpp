@@ -1,0 +1,22 @@
+// What colmet-job start and stop share: logging for hook mode and the
+// cleanup of the cgroups a start created.
+#pragma once
+
+#include "common/result.hpp"
+#include "job/SamplerRecord.hpp"
+
+#include <string>
+
+namespace colmet::job {
+
+// Log to log_file (its directory is created) and, outside hook mode, to
+// stderr as well. Info lines are always kept: they are the admin's record of
+// what the hook did.
+void setup_command_log(const std::string &log_file, bool hook, int verbosity);
+
+// Undo what start created for a job: the perf_event cgroup (its processes
+// moved back to the hierarchy root first) and, with --create-cgroup, the
+// job's own empty directories. Problems are logged; the first is returned.
+Result<void> remove_created_cgroups(const SamplerRecord &record);
+
+} // namespace colmet::job

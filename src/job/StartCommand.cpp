@@ -1,0 +1,315 @@
+#include "job/StartCommand.hpp"
+
+#include "cgroup/CgroupFs.hpp"
+#include "common/clock.hpp"
+#include "common/config_section.hpp"
+#include "common/log.hpp"
+#include "common/names.hpp"
+#include "job/Detach.hpp"
+#include "job/HookSupport.hpp"
+#include "job/JobSpec.hpp"
+#include "job/Process.hpp"
+#include "job/SamplerRecord.hpp"
+#include "node/backends/perfhw/perf_mount.hpp"
+
+#include <algorithm>
+#include <cerrno>
+#include <chrono>
+#include <csignal>
+#include <fstream>
+#include <optional>
+#include <pwd.h>
+#include <set>
+#include <sys/stat.h>
+#include <thread>
+#include <unistd.h>
+
+namespace colmet::job {
+namespace fs = std::filesystem;
+
+namespace {
+
+constexpr double k_node_default_period_s = 5;          // colmet-node's own default
+constexpr const char *k_node_default_uri = "tcp://127.0.0.1:5556";
+constexpr auto k_start_check = std::chrono::milliseconds(300);
+
+// The [node] keys of the configuration file that decide what status shows;
+// colmet-node reads the same file, and start passes the values explicitly
+// so that what the record says is what is in force.
+struct NodeDefaults {
+    double period_s = k_node_default_period_s;
+    std::string uri = k_node_default_uri;
+};
+
+NodeDefaults read_node_defaults(const std::string &config)
+{
+    NodeDefaults d;
+    std::ifstream in(config);
+    if (!in)
+        return d;
+    try {
+        for (const auto &item : SectionConfig("node").from_config(in)) {
+            if (item.inputs.empty())
+                continue;
+            if (item.name == "sample-period" || item.name == "sample_period" || item.name == "s")
+                d.period_s = std::stod(item.inputs.front());
+            else if (item.name == "zeromq-uri" || item.name == "zeromq_uri")
+                d.uri = item.inputs.front();
+        }
+    } catch (const std::exception &e) {
+        spdlog::warn("{}: {} (colmet-node will refuse it too)", config, e.what());
+    }
+    return d;
+}
+
+// User names reach paths (/oar/<user>_<job>) and the node's command line.
+bool valid_user(const std::string &user)
+{
+    return !user.empty() && user.size() <= 256 && user.find('/') == std::string::npos &&
+           std::all_of(user.begin(), user.end(), [](unsigned char c) { return c > ' ' && c < 127; });
+}
+
+Result<std::string> job_cgroup(const StartOptions &o, cgroup::Version version)
+{
+    if (!o.cgroup.empty())
+        return o.cgroup;
+    if (o.scheduler == "oar")
+        return "/oar/" + o.user + "_" + o.job_id;
+    if (o.scheduler == "slurm") {
+        if (version == cgroup::Version::v2)
+            return "/system.slice/slurmstepd.scope/job_" + o.job_id;
+        passwd pw{};
+        passwd *found = nullptr;
+        std::vector<char> buf(16384);
+        if (getpwnam_r(o.user.c_str(), &pw, buf.data(), buf.size(), &found) != 0 || !found)
+            return Error::invalid("user '" + o.user + "' is unknown on this node (Slurm's cgroup is per uid)");
+        return "/slurm/uid_" + std::to_string(found->pw_uid) + "/job_" + o.job_id;
+    }
+    return Error::invalid("give --cgroup or --scheduler oar|slurm");
+}
+
+// Processes already in the job's other hierarchies join its perf_event
+// cgroup, so that work started before the sampler is counted too.
+void move_existing_procs(const cgroup::CgroupPaths &paths, const fs::path &perf_dir, const std::string &job_id)
+{
+    std::set<pid_t> pids;
+    for (const auto &[controller, dir] : paths.controllers) {
+        if (controller == "perf_event" || dir.empty())
+            continue;
+        std::ifstream in(dir / "cgroup.procs");
+        pid_t pid = 0;
+        while (in >> pid)
+            pids.insert(pid);
+    }
+    if (pids.empty())
+        return;
+    std::vector<pid_t> list(pids.begin(), pids.end());
+    if (auto r = node::backends::perfhw::move_procs_into(perf_dir, list); !r)
+        spdlog::warn("job {}: cannot move its running processes into {}: {}", job_id, perf_dir.string(),
+                     r.error().message());
+    else
+        spdlog::info("job {}: {} running processes moved into {}", job_id, list.size(), perf_dir.string());
+}
+
+// Wait briefly: colmet-node refuses bad options or a missing cgroup at once,
+// and the admin should read that in this command's log rather than later.
+bool survives_start(const SamplerRecord &record)
+{
+    auto deadline = std::chrono::steady_clock::now() + k_start_check;
+    while (std::chrono::steady_clock::now() < deadline) {
+        if (!sampler_alive(record))
+            return false;
+        std::this_thread::sleep_for(std::chrono::milliseconds(20));
+    }
+    return sampler_alive(record);
+}
+
+int do_start(const StartOptions &o)
+{
+    if (!valid_identifier(o.job_id)) {
+        spdlog::error("job id '{}': use 1 to 128 printable ASCII characters without '/'", o.job_id);
+        return k_exit_usage;
+    }
+    if (!valid_user(o.user)) {
+        spdlog::error("job {}: user name '{}' is empty, too long, or holds '/', spaces or control characters",
+                      o.job_id, o.user);
+        return k_exit_usage;
+    }
+    if (::geteuid() != 0)
+        spdlog::warn("job {}: not running as root: cgroups may not be created and the sampler stays in this "
+                     "process's cgroups", o.job_id);
+
+    // The user's spec: a bad one is reported, and the job is sampled with the
+    // site defaults rather than not at all.
+    JobSpec spec;
+    if (auto parsed = parse_spec(o.spec); !parsed) {
+        spdlog::error("job {}: ignoring colmet spec '{}': {}; sampling with the site defaults", o.job_id, o.spec,
+                      parsed.error().message());
+    } else if (auto checked = check_spec_events(*parsed, o.sysfs_root); !checked) {
+        spdlog::error("job {}: ignoring colmet spec '{}': {}; sampling with the site defaults", o.job_id, o.spec,
+                      checked.error().message());
+    } else {
+        spec = *parsed;
+    }
+    if (!spec.perfhw && o.enable_perfhw) {
+        spec.perfhw = true;
+        spec.events = o.perfhw_list;
+    }
+
+    std::error_code ec;
+    fs::create_directories(o.run_dir, ec);
+    const fs::path record_file = record_path(o.run_dir, o.job_id);
+    std::optional<SamplerRecord> stale;  // a dead sampler's record: what it created is ours to remove
+    if (fs::exists(record_file, ec)) {
+        auto old = read_record(record_file);
+        if (old && sampler_alive(*old)) {
+            spdlog::warn("job {}: a sampler is already running (pid {}); nothing to do", o.job_id, old->pid);
+            return 0;
+        }
+        spdlog::warn("job {}: the sampler recorded in {} is gone; starting a new one", o.job_id,
+                     record_file.string());
+        if (old)
+            stale = std::move(*old);
+        fs::remove(record_file, ec);
+    }
+
+    cgroup::CgroupFs cgfs(o.cgroup_root);
+    auto relative = job_cgroup(o, cgfs.detect());
+    if (!relative) {
+        spdlog::error("job {}: {}", o.job_id, relative.error().message());
+        return k_exit_usage;
+    }
+
+    SamplerRecord record;
+    record.job_id = o.job_id;
+    record.user = o.user;
+    record.cgroup = *relative;
+    record.cgroup_root = o.cgroup_root;
+    record.spec = format_spec(spec);
+    record.log_file = o.log_file;
+    if (stale && stale->cgroup == *relative && stale->cgroup_root == o.cgroup_root) {
+        record.job_cgroup_created = stale->job_cgroup_created;
+        record.perf_cgroup_created = stale->perf_cgroup_created;
+    }
+
+    if (o.create_cgroup) {
+        auto existing = cgfs.resolve(*relative);
+        if (!existing && existing.error().code() == Errc::not_found) {
+            if (auto made = cgfs.create(*relative); !made) {
+                spdlog::error("job {}: cannot create cgroup {}: {}", o.job_id, *relative, made.error().message());
+                return k_exit_failed;
+            }
+            record.job_cgroup_created = true;
+        }
+    }
+
+    // The job's own cgroup must exist (the scheduler made it, or
+    // --create-cgroup did): a perf_event directory alone is no job.
+    auto paths = cgfs.resolve(*relative);
+    if (paths && paths->version == cgroup::Version::v1 &&
+        std::none_of(paths->controllers.begin(), paths->controllers.end(),
+                     [](const auto &c) { return c.first != "perf_event"; }))
+        paths = Error(Errc::not_found, "cgroup " + *relative + " exists only in the perf_event hierarchy");
+    if (!paths) {
+        spdlog::error("job {}: cannot sample cgroup {}: {}", o.job_id, *relative, paths.error().message());
+        (void)remove_created_cgroups(record);
+        return k_exit_failed;
+    }
+
+    // The perf_event cgroup the counters attach to: on v1 its own hierarchy
+    // (mounted when no one has), at the job's relative path.
+    if (cgfs.detect() == cgroup::Version::v1) {
+        auto perf_root = node::backends::perfhw::ensure_perf_event_hierarchy(o.cgroup_root);
+        if (!perf_root) {
+            spdlog::warn("job {}: no perf_event hierarchy ({}); perf counters will not be available",
+                         o.job_id, perf_root.error().message());
+        } else {
+            const fs::path perf_dir = *perf_root / relative->substr(relative->find_first_not_of('/'));
+            const bool existed = fs::is_directory(perf_dir, ec);
+            if (auto dir = node::backends::perfhw::ensure_job_perf_cgroup(*perf_root, *relative); !dir) {
+                spdlog::warn("job {}: cannot create its perf_event cgroup: {}", o.job_id, dir.error().message());
+            } else {
+                record.perf_root = perf_root->string();
+                record.perf_cgroup_created = record.perf_cgroup_created || !existed;
+            }
+        }
+    }
+
+    if (!record.perf_root.empty())
+        move_existing_procs(*paths, fs::path(record.perf_root) / relative->substr(relative->find_first_not_of('/')),
+                            o.job_id);
+
+    const NodeDefaults defaults = read_node_defaults(o.config);
+    record.period_s = spec.period_s ? *spec.period_s : o.period_s > 0 ? o.period_s : defaults.period_s;
+    record.collector = o.zeromq_uri.empty() ? defaults.uri : o.zeromq_uri;
+
+    fs::path node = o.node_binary.empty() ? find_program("colmet-node") : fs::path(o.node_binary);
+    if (node.empty()) {
+        spdlog::error("job {}: colmet-node not found next to colmet-job, in the install directories or in PATH",
+                      o.job_id);
+        (void)remove_created_cgroups(record);
+        return k_exit_failed;
+    }
+    std::vector<std::string> argv = {node.string(),
+                                     "--job-id", o.job_id,
+                                     "--cgroup", *relative,
+                                     "--cgroup-root", o.cgroup_root,
+                                     "--user", o.user,
+                                     "--sample-period", std::to_string(record.period_s),
+                                     "--zeromq-uri", record.collector,
+                                     "--log-file", o.log_file};
+    if (o.config != k_default_config)
+        argv.insert(argv.end(), {"--config", o.config});
+    if (o.sysfs_root != "/sys")
+        argv.insert(argv.end(), {"--sysfs-root", o.sysfs_root});
+    if (!o.spec.empty() && o.spec != "true")
+        argv.insert(argv.end(), {"--meta", "colmet_spec=" + record.spec});
+    for (int i = 0; i < o.verbosity + 1 && i < 2; ++i)
+        argv.emplace_back("-v");
+    for (auto &a : spec_node_args(spec))
+        argv.push_back(std::move(a));
+    argv.insert(argv.end(), o.node_args.begin(), o.node_args.end());
+
+    auto pid = spawn_detached(argv, o.cgroup_root);
+    if (!pid) {
+        spdlog::error("job {}: cannot start {}: {}", o.job_id, node.string(), pid.error().message());
+        (void)remove_created_cgroups(record);
+        return k_exit_failed;
+    }
+    record.pid = *pid;
+    record.start_ticks = process_start_ticks(*pid);
+    record.started_ns = realtime_ns();
+    if (auto w = write_record(record_file, record); !w) {
+        spdlog::error("job {}: {}; stopping the sampler it describes", o.job_id, w.error().message());
+        ::kill(*pid, SIGTERM);
+        (void)remove_created_cgroups(record);
+        return k_exit_failed;
+    }
+    if (!survives_start(record)) {
+        spdlog::error("job {}: colmet-node (pid {}) exited at start; its reason is in {}", o.job_id, *pid,
+                      o.log_file);
+        fs::remove(record_file, ec);
+        (void)remove_created_cgroups(record);
+        return k_exit_failed;
+    }
+    spdlog::info("job {}: sampler started (pid {}, cgroup {}, every {} s to {}{}{})", o.job_id, *pid, *relative,
+                 record.period_s, record.collector, record.spec.empty() ? "" : ", spec ", record.spec);
+    return 0;
+}
+
+} // namespace
+
+int start_command(const StartOptions &o)
+{
+    setup_command_log(o.log_file, o.hook, o.verbosity);
+    int rc = 0;
+    try {
+        rc = do_start(o);
+    } catch (const std::exception &e) {
+        spdlog::error("job {}: start failed: {}", o.job_id, e.what());
+        rc = 70;
+    }
+    return o.hook ? 0 : rc;
+}
+
+} // namespace colmet::job

@@ -1,0 +1,208 @@
+#!/usr/bin/env bats
+# colmet-job start / stop / status, as scheduler hooks call them (root).
+
+load helpers
+bats_require_minimum_version 1.5.0
+
+setup() {
+  require_root
+  cd "$BATS_TEST_TMPDIR"
+  RUN=$BATS_TEST_TMPDIR/run
+  LOG=$BATS_TEST_TMPDIR/colmet.log
+  OUT=$BATS_TEST_TMPDIR/out
+  mkdir -p "$OUT"
+  URI="ipc://$BATS_TEST_TMPDIR/collector.ipc"
+  JOBS=()
+}
+
+teardown() {
+  local j
+  for j in "${JOBS[@]}"; do
+    "$COLMET_BIN/colmet-job" stop --hook --job-id "$j" --run-dir "$RUN" --log-file "$LOG" || true
+  done
+  for rel in "${CGROUPS[@]}"; do remove_job_cgroup "$rel"; rmdir "$CGROOT/perf_event$rel" 2>/dev/null || true; done
+  [ -n "${COLLECTOR_PID:-}" ] && stop_pid "$COLLECTOR_PID"
+  echo "--- colmet.log"; cat "$LOG" 2>/dev/null || true
+  echo "--- collector.log"; cat "$BATS_TEST_TMPDIR/collector.log" 2>/dev/null || true
+}
+
+# job_cgroup USER JOB: the OAR cgroup of the job, created like OAR's JRM does.
+job_cgroup() {
+  local rel="/oar/$1_$2"
+  make_job_cgroup "$rel"
+  CGROUPS+=("$rel")
+  JOBS+=("$2")
+  echo "$rel"
+}
+
+start_job() {  # start_job JOB USER [args...]
+  local job=$1 user=$2; shift 2
+  "$COLMET_BIN/colmet-job" start --job-id "$job" --user "$user" --scheduler oar --zeromq-uri "$URI" \
+    --run-dir "$RUN" --log-file "$LOG" -s 0.5 "$@"
+}
+
+record_pid() { sed -n 's/^pid=//p' "$RUN/$1.pid"; }
+
+@test "start returns at once, the sampler runs outside the job's cgroups, stop stores the data and cleans up" {
+  start_collector "$URI" "$OUT"
+  job=$((1000 + RANDOM))
+  rel=$(job_cgroup alice "$job")
+  t0=$(date +%s%N)
+  run start_job "$job" alice --spec perfhw:task_clock,page_faults
+  t1=$(date +%s%N)
+  echo "$output"
+  [ "$status" -eq 0 ]
+  [ $(( (t1 - t0) / 1000000 )) -lt 2000 ]
+  pid=$(record_pid "$job")
+  [ -n "$pid" ]
+  [[ "$(tr '\0' ' ' < /proc/$pid/cmdline)" == *colmet-node*"--job-id $job"* ]]
+  # Detached: its own session, not colmet-job's child, and in no job cgroup.
+  [ "$(ps -o sid= -p "$pid")" != "$(ps -o sid= -p $$)" ]
+  [ "$(ps -o ppid= -p "$pid" | tr -d ' ')" != "$$" ]
+  ! grep -q "/oar/" "/proc/$pid/cgroup"
+  [ -d "$CGROOT/perf_event$rel" ]
+
+  run "$COLMET_BIN/colmet-job" status --run-dir "$RUN"
+  echo "$output"
+  [ "$status" -eq 0 ]
+  [[ "$output" == *"$job"*alice*"$pid"*running*"0.5s"*"$URI"*"$rel"*"perfhw:task_clock,page_faults"* ]]
+
+  # Work of the job, started after the sampler: counted through the perf cgroup.
+  in_cgroup "$rel" sh -c "echo \$\$ > $CGROOT/perf_event$rel/cgroup.procs; exec $COLMET_BIN/colmet-workload --cpu-seconds 1"
+
+  run "$COLMET_BIN/colmet-job" stop --job-id "$job" --run-dir "$RUN" --log-file "$LOG"
+  echo "$output"
+  [ "$status" -eq 0 ]
+  ! kill -0 "$pid" 2>/dev/null
+  [ ! -e "$RUN/$job.pid" ]
+  [ ! -d "$CGROOT/perf_event$rel" ]
+  grep -q "sampler (pid $pid) stopped" "$LOG"
+
+  stop_pid "$COLLECTOR_PID"; COLLECTOR_PID=
+  require_h5py
+  f="$OUT/$job.h5"
+  [ -f "$f" ]
+  task=$(h5 "$f" 'last(list(f["hosts"])[0], "perfhw", "task_clock")')
+  echo "task_clock=$task"
+  at_least "$task" 0.9
+  host=$(h5 "$f" 'list(f["hosts"])[0]')
+  [ "$(h5 "$f" 'str(f["hosts"]["'"$host"'"].attrs["user"])')" = alice ]
+  [ "$(h5 "$f" 'str(f["hosts"]["'"$host"'"].attrs["colmet_spec"])')" = "perfhw:task_clock,page_faults" ]
+}
+
+@test "starting twice keeps the one sampler" {
+  job=$((2000 + RANDOM))
+  job_cgroup bob "$job" >/dev/null
+  run start_job "$job" bob
+  [ "$status" -eq 0 ]
+  pid=$(record_pid "$job")
+  run start_job "$job" bob
+  echo "$output"
+  [ "$status" -eq 0 ]
+  [[ "$output" == *"already running (pid $pid)"* ]]
+  [ "$(record_pid "$job")" = "$pid" ]
+  [ "$(pgrep -f -c -- "colmet-node --job-id $job ")" -eq 1 ]
+}
+
+@test "stopping an unknown job: an error outside hook mode, exit 0 and a log line in hook mode" {
+  run "$COLMET_BIN/colmet-job" stop --job-id no-such-job --run-dir "$RUN" --log-file "$LOG"
+  [ "$status" -eq 1 ]
+  [[ "$output" == *"no sampler recorded"* ]]
+  run "$COLMET_BIN/colmet-job" stop --hook --job-id no-such-job --run-dir "$RUN" --log-file "$LOG"
+  [ "$status" -eq 0 ]
+  [ -z "$output" ]
+  [ "$(grep -c 'job no-such-job: no sampler recorded' "$LOG")" -eq 2 ]
+}
+
+@test "a sampler that died: status says so, stop cleans up, start starts a new one" {
+  job=$((3000 + RANDOM))
+  rel=$(job_cgroup carol "$job")
+  run start_job "$job" carol
+  [ "$status" -eq 0 ]
+  pid=$(record_pid "$job")
+  kill -9 "$pid"
+  for i in $(seq 50); do kill -0 "$pid" 2>/dev/null || break; sleep 0.05; done
+  run "$COLMET_BIN/colmet-job" status --run-dir "$RUN"
+  echo "$output"
+  [ "$status" -eq 3 ]
+  [[ "$output" == *"$job"*dead* ]]
+  run start_job "$job" carol
+  [ "$status" -eq 0 ]
+  grep -q "job $job: the sampler recorded in .* is gone; starting a new one" "$LOG"
+  pid2=$(record_pid "$job")
+  [ "$pid2" != "$pid" ]
+  kill -9 "$pid2"
+  for i in $(seq 50); do kill -0 "$pid2" 2>/dev/null || break; sleep 0.05; done
+  run "$COLMET_BIN/colmet-job" stop --hook --job-id "$job" --run-dir "$RUN" --log-file "$LOG"
+  [ "$status" -eq 0 ]
+  grep -q "job $job: the sampler (pid $pid2) had already exited" "$LOG"
+  [ ! -e "$RUN/$job.pid" ]
+  [ ! -d "$CGROOT/perf_event$rel" ]
+}
+
+@test "with the collector down, start returns within 2 s and stop within its timeout" {
+  URI="tcp://127.0.0.1:$(free_port)"
+  job=$((4000 + RANDOM))
+  job_cgroup dave "$job" >/dev/null
+  t0=$(date +%s%N)
+  run start_job "$job" dave --hook
+  t1=$(date +%s%N)
+  [ "$status" -eq 0 ]
+  [ $(( (t1 - t0) / 1000000 )) -lt 2000 ]
+  sleep 1
+  t0=$(date +%s%N)
+  run "$COLMET_BIN/colmet-job" stop --hook --job-id "$job" --run-dir "$RUN" --log-file "$LOG" --timeout 3
+  t1=$(date +%s%N)
+  [ "$status" -eq 0 ]
+  [ $(( (t1 - t0) / 1000000 )) -lt 3500 ]
+  [ ! -e "$RUN/$job.pid" ]
+}
+
+@test "odd user names and non-numeric job ids" {
+  start_collector "$URI" "$OUT"
+  user="j.o'neil-x@LAB"
+  job="77_3.batch"
+  rel=$(job_cgroup "$user" "$job")
+  run start_job "$job" "$user"
+  echo "$output"
+  [ "$status" -eq 0 ]
+  [ -f "$RUN/77_3.batch.pid" ]
+  run "$COLMET_BIN/colmet-job" status --run-dir "$RUN"
+  [[ "$output" == *"$job"*"$user"*running* ]]
+  run "$COLMET_BIN/colmet-job" stop --job-id "$job" --run-dir "$RUN" --log-file "$LOG"
+  [ "$status" -eq 0 ]
+  stop_pid "$COLLECTOR_PID"; COLLECTOR_PID=
+  [ -f "$OUT/77_3.batch.h5" ]
+  # A user name that would escape the cgroup tree is refused.
+  run "$COLMET_BIN/colmet-job" start --job-id 5 --user "../../x" --scheduler oar --run-dir "$RUN" --log-file "$LOG"
+  [ "$status" -eq 64 ]
+  [[ "$output" == *"user name"* ]]
+}
+
+@test "a spec with an unknown event: clear log line, the job is sampled with the defaults, exit 0" {
+  job=$((5000 + RANDOM))
+  job_cgroup erin "$job" >/dev/null
+  run start_job "$job" erin --hook --spec perfhw:task_clock,no_such_event
+  [ "$status" -eq 0 ]
+  [ -z "$output" ]
+  grep -q "job $job: ignoring colmet spec 'perfhw:task_clock,no_such_event': .*no_such_event.*; sampling with the site defaults" "$LOG"
+  pid=$(record_pid "$job")
+  kill -0 "$pid"
+  [[ "$(tr '\0' ' ' < /proc/$pid/cmdline)" != *perfhw* ]]
+  job_cgroup erin "$job-b" >/dev/null
+  run start_job "$job-b" erin --spec 'period=0.01'
+  [ "$status" -eq 0 ]
+  grep -q "job $job-b: ignoring colmet spec 'period=0.01': period 0.01 is out of range" "$LOG"
+  grep -q "job $job-b: sampler started (pid [0-9]*, cgroup /oar/erin_$job-b, every 0.5 s" "$LOG"
+}
+
+@test "hook mode never fails: a job without cgroup is logged, exit 0, nothing left" {
+  CGROUPS+=("/oar/nobody_999999")
+  run start_job 999999 nobody --hook
+  [ "$status" -eq 0 ]
+  grep -q "job 999999: cannot sample cgroup /oar/nobody_999999" "$LOG"
+  [ ! -e "$RUN/999999.pid" ]
+  [ ! -d "$CGROOT/perf_event/oar/nobody_999999" ]
+  run start_job 999999 nobody
+  [ "$status" -eq 1 ]
+}
