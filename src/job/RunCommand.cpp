@@ -7,6 +7,7 @@
 #include "job/Process.hpp"
 #include "job/Summary.hpp"
 #include "node/backends/perfhw/perf_mount.hpp"
+#include "node/backends/registry.hpp"
 
 #include <spdlog/spdlog.h>
 
@@ -226,6 +227,9 @@ int run_command(const RunOptions &o)
         node_argv.insert(node_argv.end(), {"--user", login});
     for (const auto &b : o.disabled_backends)
         node_argv.insert(node_argv.end(), {"--disable-backend", b});
+    for (const auto &name : o.node_backends)
+        if (const auto *f = node::find_node_backend(name))
+            node_argv.emplace_back(f->option);
     if (o.enable_perfhw) {
         node_argv.push_back("--enable-perfhw");
         if (!o.perfhw_list.empty()) {

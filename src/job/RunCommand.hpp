@@ -15,6 +15,7 @@ struct RunOptions {
     std::vector<std::string> disabled_backends;
     bool enable_perfhw = false;
     std::vector<std::string> perfhw_list;   // empty: colmet-node's default
+    std::vector<std::string> node_backends; // node-level backends to enable (rapl, temperature, ...)
     bool quiet = false;                   // no summary
     int verbosity = 0;
     std::vector<std::string> command;

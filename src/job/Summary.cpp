@@ -38,6 +38,15 @@ std::string human_seconds(double seconds)
     return buf;
 }
 
+std::string human_energy(double joules)
+{
+    if (std::isnan(joules))
+        return "unknown";
+    char buf[64];
+    std::snprintf(buf, sizeof buf, "%.1f J = %.6f kWh", joules, joules / 3.6e6);
+    return buf;
+}
+
 static std::string describe_status(int wait_status)
 {
     if (WIFEXITED(wait_status))
@@ -73,6 +82,9 @@ void print_summary(const std::string &job_id, const std::filesystem::path &file,
                  human_bytes(s.write_bytes).c_str());
     std::fprintf(out, "  file I/O        read %s, written %s (read/write calls)\n", human_bytes(s.read_chars).c_str(),
                  human_bytes(s.write_chars).c_str());
+    if (!std::isnan(s.energy_j))
+        std::fprintf(out, "  energy          %s (RAPL package + DRAM of the node, over %s)\n",
+                     human_energy(s.energy_j).c_str(), human_seconds(s.duration_s).c_str());
     std::fprintf(out, "  samples         %llu received, %llu lost\n",
                  static_cast<unsigned long long>(s.samples_received), static_cast<unsigned long long>(s.samples_lost));
     std::fprintf(out, "  data            %s\n", file.c_str());

@@ -9,6 +9,8 @@ namespace colmet::job {
 // Human-readable sizes and durations: "212.4 MiB", "1 h 02 min", "3.21 s".
 std::string human_bytes(double bytes);
 std::string human_seconds(double seconds);
+// Energy in joules and kilowatt-hours: "5400.0 J = 0.001500 kWh".
+std::string human_energy(double joules);
 
 // Print the job's summary to stderr, read from its HDF5 file. When the file
 // is unknown (an external collector), say where the data went instead.

@@ -6,6 +6,7 @@
 #include "node/JobContext.hpp"
 #include "node/MetricBackend.hpp"
 
+#include <filesystem>
 #include <memory>
 #include <string_view>
 #include <vector>
@@ -24,5 +25,29 @@ const std::vector<BackendFactory> &job_backends();
 
 // The factory of that name, or nullptr.
 const BackendFactory *find_backend(std::string_view name);
+
+// What the node-level backends (scope "node": RAPL, temperatures,
+// InfiniBand, Lustre) need: where sysfs and procfs are mounted.
+struct NodeContext {
+    std::filesystem::path sysfs_root = "/sys";
+    std::filesystem::path proc_root = "/proc";
+};
+
+// A node-level backend: measures the whole node, not one job's cgroup, and
+// runs only when its --enable-* option is given.
+struct NodeBackendFactory {
+    std::string_view name;         // as on the wire ("rapl")
+    std::string_view option;       // the colmet-node flag that enables it ("--enable-RAPL")
+    std::string_view description;  // one line, for --list-backends and docs
+    // Builds the backend, or says why this node cannot have it
+    // (Errc::not_found when the device or file system is absent).
+    Result<std::unique_ptr<MetricBackend>> (*make)(const NodeContext &);
+};
+
+// rapl, temperature, infiniband, lustre.
+const std::vector<NodeBackendFactory> &node_backends();
+
+// The node-level factory of that name, or nullptr.
+const NodeBackendFactory *find_node_backend(std::string_view name);
 
 } // namespace colmet::node
