@@ -2,13 +2,20 @@
 
 #include "common/clock.hpp"
 #include "common/log.hpp"
+#include "node/control/ControlServer.hpp"
+#include "node/control/LegacyControl.hpp"
+#include "node/control/PerfhwController.hpp"
 #include "wire/codec.hpp"
 
+#include <algorithm>
 #include <cerrno>
+#include <climits>
+#include <cmath>
 #include <cstring>
 #include <csignal>
 #include <filesystem>
-#include <poll.h>
+#include <limits>
+#include <span>
 #include <sys/signalfd.h>
 #include <unistd.h>
 
@@ -33,12 +40,35 @@ Sampler::Sampler(SamplerConfig config, std::vector<std::unique_ptr<MetricBackend
     }
 }
 
+Sampler::~Sampler() = default;
+
+void Sampler::set_control_server(std::unique_ptr<control::ControlServer> server) { m_control = std::move(server); }
+void Sampler::set_legacy_control(std::unique_ptr<control::LegacyControl> legacy) { m_legacy = std::move(legacy); }
+void Sampler::set_perfhw_controller(std::unique_ptr<control::PerfhwController> controller)
+{
+    m_perfhw = std::move(controller);
+}
+
+size_t Sampler::perfhw_index() const
+{
+    for (size_t i = 0; i < m_backends.size(); ++i)
+        if (m_backends[i]->name() == "perfhw")
+            return i;
+    return static_cast<size_t>(-1);
+}
+
 void Sampler::sample_once(wire::MessageKind kind)
 {
     m_msg.kind = kind;
     m_msg.time_ns = realtime_ns();
     for (size_t i = 0; i < m_backends.size(); ++i) {
         auto &blk = m_msg.backends[i];
+        if (m_perfhw_paused && m_backends[i]->name() == "perfhw") {
+            // Released for the user's own profiler: nothing counted, nothing claimed.
+            std::fill(blk.values.begin(), blk.values.end(), std::numeric_limits<double>::quiet_NaN());
+            blk.status.assign("paused");
+            continue;
+        }
         m_backends[i]->sample(blk.values);
         blk.status.assign(m_backends[i]->status());
     }
@@ -73,11 +103,33 @@ int open_signalfd()
     return signalfd(-1, &set, SFD_CLOEXEC | SFD_NONBLOCK);
 }
 
+int64_t period_ns_of(double period_s) { return static_cast<int64_t>(std::llround(period_s * 1e9)); }
+
+int to_timeout_ms(int64_t wait_ns)
+{
+    if (wait_ns <= 0)
+        return 0;
+    int64_t ms = (wait_ns + 999'999) / 1'000'000;
+    return static_cast<int>(std::min<int64_t>(ms, INT_MAX));
+}
+
 } // namespace
+
+int Sampler::poll_timeout_ms(bool legacy_pending) const
+{
+    if (legacy_pending)
+        return 0;
+    int timeout = to_timeout_ms(m_next_ns - realtime_ns());
+    if (m_control) {
+        int64_t deadline = m_control->next_deadline();
+        if (deadline != INT64_MAX)
+            timeout = std::min(timeout, to_timeout_ms(deadline - monotonic_ns()));
+    }
+    return timeout;
+}
 
 int Sampler::run()
 {
-    const auto period_ns = static_cast<int64_t>(m_config.period_s * 1e9);
     int sfd = open_signalfd();
     if (sfd < 0)
         spdlog::error("signalfd: {}; SIGTERM will not be seen", std::strerror(errno));
@@ -88,15 +140,23 @@ int Sampler::run()
     send_current();
     m_msg.meta.clear();
 
-    int64_t next = next_aligned(realtime_ns(), period_ns);
+    const control::ControlServer::Handler handler = [this](const control::ControlRequest &r) { return apply(r); };
+    std::vector<pollfd> fds;
+    fds.reserve(16);
+    m_next_ns = next_aligned(realtime_ns(), period_ns_of(m_config.period_s));
     int ended_by = 0;
     uint64_t reported_drops = 0;
+    bool legacy_pending = false;
     for (;;) {
-        int64_t wait_ns = next - realtime_ns();
-        int timeout_ms = wait_ns > 0 ? static_cast<int>((wait_ns + 999'999) / 1'000'000) : 0;
-        pollfd pfd{sfd, POLLIN, 0};
-        int n = ::poll(&pfd, sfd >= 0 ? 1 : 0, timeout_ms);
-        if (n > 0 && (pfd.revents & POLLIN)) {
+        fds.clear();
+        fds.push_back({sfd, POLLIN, 0});  // poll() ignores a negative fd
+        if (m_legacy)
+            fds.push_back({m_legacy->fd(), POLLIN, 0});
+        size_t control_at = fds.size();
+        if (m_control)
+            m_control->poll_fds(fds);
+        int n = ::poll(fds.data(), fds.size(), poll_timeout_ms(legacy_pending));
+        if (n > 0 && (fds[0].revents & POLLIN)) {
             signalfd_siginfo info{};
             if (::read(sfd, &info, sizeof info) == static_cast<ssize_t>(sizeof info)) {
                 ended_by = static_cast<int>(info.ssi_signo);
@@ -104,8 +164,13 @@ int Sampler::run()
                 break;
             }
         }
+        if (m_control)
+            m_control->handle(std::span<const pollfd>(fds).subspan(control_at), monotonic_ns(), handler);
+        // ZMQ_FD is edge-triggered: look at the socket after every wake-up.
+        if (m_legacy)
+            legacy_pending = m_legacy->handle(handler);
         int64_t now = realtime_ns();
-        if (now < next)
+        if (now < m_next_ns)
             continue;
         if (!m_config.cgroup_dir.empty() && !std::filesystem::exists(m_config.cgroup_dir)) {
             // Nothing left to read: the job end repeats the last values read.
@@ -124,7 +189,7 @@ int Sampler::run()
             spdlog::warn("collector queue full: {} messages dropped so far", m_stats.dropped);
             reported_drops = m_stats.dropped;
         }
-        next = next_aligned(now, period_ns);
+        m_next_ns = next_aligned(now, period_ns_of(m_config.period_s));
     }
     sample_once(wire::MessageKind::job_end);
     send_current();

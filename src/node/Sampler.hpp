@@ -1,11 +1,18 @@
 // The sampling loop of colmet-node: read every backend once per period,
 // encode one message, hand it to the transport. Single-threaded; SIGTERM and
-// SIGINT arrive through a signalfd so the loop wakes at once.
+// SIGINT arrive through a signalfd, and the optional control channels
+// (the job's control socket, the legacy configure endpoint) are polled in the
+// same poll() so the loop wakes at once and a request never delays a sample
+// by more than the time it takes to apply it.
 #pragma once
 
+#include "common/log.hpp"
 #include "node/MetricBackend.hpp"
 #include "node/Transport.hpp"
+#include "node/control/ControlProtocol.hpp"
 #include "wire/message.hpp"
+
+#include <poll.h>
 
 #include <cstdint>
 #include <memory>
@@ -15,6 +22,12 @@
 
 namespace colmet::node {
 
+namespace control {
+class ControlServer;
+class LegacyControl;
+class PerfhwController;
+} // namespace control
+
 struct SamplerConfig {
     std::string job_id;
     std::string host;
@@ -22,6 +35,9 @@ struct SamplerConfig {
     std::vector<std::pair<std::string, std::string>> meta;  // sent in job_start
     // The job's primary cgroup directory: when it disappears the job is over.
     std::string cgroup_dir;
+    std::string collector_uri;  // reported by the control status only
+    // The perfhw event names as given at start (reported by the control status).
+    std::vector<std::string> perfhw_events;
 };
 
 struct SamplerStats {
@@ -34,6 +50,14 @@ class Sampler {
 public:
     Sampler(SamplerConfig config, std::vector<std::unique_ptr<MetricBackend>> backends,
             std::unique_ptr<Transport> transport);
+    ~Sampler();
+
+    // Live reconfiguration (all optional, before run()). The perfhw
+    // controller rebuilds, pauses and resumes the backend named "perfhw";
+    // without one (or without that backend) perfhw requests are refused.
+    void set_control_server(std::unique_ptr<control::ControlServer> server);
+    void set_legacy_control(std::unique_ptr<control::LegacyControl> legacy);
+    void set_perfhw_controller(std::unique_ptr<control::PerfhwController> controller);
 
     // Run until SIGTERM/SIGINT (which must be blocked in the calling thread;
     // the loop reads them from a signalfd) or until the job's cgroup
@@ -46,9 +70,22 @@ public:
     const wire::Message &message() const { return m_msg; }
     const SamplerStats &stats() const { return m_stats; }
 
+    // Apply one control request, all or nothing (SamplerControl.cpp): a
+    // period change re-aligns the next sample at once; an event change
+    // replaces the perfhw backend (new descriptors, so a new HDF5 segment);
+    // pause releases the counters and sends NaN with status "paused".
+    control::ControlAnswer apply(const control::ControlRequest &request);
+    control::ControlState state() const;
+    double period_s() const { return m_config.period_s; }
+    // CLOCK_REALTIME ns of the next sample run() will take.
+    int64_t next_sample_ns() const { return m_next_ns; }
+    bool perfhw_paused() const { return m_perfhw_paused; }
+
 private:
     void send_current();
     void log_end() const;
+    int poll_timeout_ms(bool legacy_pending) const;
+    size_t perfhw_index() const;  // index of the "perfhw" backend, or npos
 
     SamplerConfig m_config;
     std::vector<std::unique_ptr<MetricBackend>> m_backends;
@@ -57,6 +94,13 @@ private:
     std::string m_buffer;
     SamplerStats m_stats;
     uint64_t m_unreported_drops = 0;
+
+    std::unique_ptr<control::ControlServer> m_control;
+    std::unique_ptr<control::LegacyControl> m_legacy;
+    std::unique_ptr<control::PerfhwController> m_perfhw;
+    int64_t m_next_ns = 0;
+    bool m_perfhw_paused = false;
+    log::RateLimiter m_control_log{10, std::chrono::seconds(60)};  // rejected requests logged
 };
 
 } // namespace colmet::node

@@ -1,0 +1,132 @@
+// Sampler::apply: live reconfiguration requested through the control socket
+// or the legacy configure endpoint. Every fallible step (building the new
+// perfhw backend, reopening paused counters) runs before anything changes,
+// so a rejected request leaves the sampler exactly as it was.
+#include "node/Sampler.hpp"
+
+#include "common/clock.hpp"
+#include "common/log.hpp"
+#include "node/NodeOptions.hpp"
+#include "node/control/PerfhwController.hpp"
+
+#include <cmath>
+#include <limits>
+
+namespace colmet::node {
+namespace {
+
+using control::ControlAnswer;
+using control::PerfhwAction;
+using control::Rejection;
+
+Rejection rejection_for(const Error &e)
+{
+    switch (e.code()) {
+    case Errc::invalid:
+    case Errc::parse: return Rejection::invalid;
+    case Errc::unsupported: return Rejection::unsupported;
+    default: return Rejection::failed;
+    }
+}
+
+std::string joined(const std::vector<std::string> &names)
+{
+    std::string s;
+    for (const auto &n : names)
+        s += (s.empty() ? "" : ",") + n;
+    return s;
+}
+
+} // namespace
+
+control::ControlState Sampler::state() const
+{
+    control::ControlState s;
+    s.job_id = m_config.job_id;
+    s.period_s = m_config.period_s;
+    if (perfhw_index() != static_cast<size_t>(-1)) {
+        s.perfhw = m_perfhw_paused ? "paused" : "counting";
+        s.perfhw_events = m_config.perfhw_events;
+    }
+    s.samples_sent = m_stats.samples;
+    s.dropped = m_stats.dropped;
+    s.collector = m_config.collector_uri;
+    return s;
+}
+
+control::ControlAnswer Sampler::apply(const control::ControlRequest &r)
+{
+    auto rejected = [this](Rejection code, std::string reason) {
+        if (uint64_t skipped = 0; m_control_log.allow(&skipped))
+            spdlog::warn("control: request rejected: {}{}", reason,
+                         skipped ? " (" + std::to_string(skipped) + " more not logged)" : std::string());
+        ControlAnswer a = ControlAnswer::reject(code, std::move(reason));
+        a.state = state();
+        return a;
+    };
+    if (r.job_id && *r.job_id != m_config.job_id)
+        return rejected(Rejection::invalid, "this sampler serves job " + m_config.job_id + ", not " + *r.job_id +
+                                                " (their ids map to the same socket name)");
+    const size_t pi = perfhw_index();
+    const bool wants_perfhw = r.perfhw_events.has_value() || r.perfhw != PerfhwAction::none;
+    if (wants_perfhw && (pi == static_cast<size_t>(-1) || !m_perfhw))
+        return rejected(Rejection::unsupported,
+                        "perfhw is not running for job " + m_config.job_id +
+                            " (colmet-node was started without --enable-perfhw, or its counters could not be opened at "
+                            "start: see its log)");
+    if (r.period_s && (!std::isfinite(*r.period_s) || *r.period_s < k_min_period_s || *r.period_s > k_max_period_s))
+        return rejected(Rejection::invalid, "sample_period: outside 0.1 .. 3600 s");
+
+    const bool paused_after =
+        r.perfhw == PerfhwAction::pause ? true : (r.perfhw == PerfhwAction::resume ? false : m_perfhw_paused);
+
+    // Fallible steps first.
+    std::unique_ptr<MetricBackend> rebuilt;
+    if (r.perfhw_events && *r.perfhw_events != m_config.perfhw_events) {
+        auto b = m_perfhw->build(*r.perfhw_events);
+        if (!b)
+            return rejected(rejection_for(b.error()), "perfhw events: " + b.error().message());
+        rebuilt = std::move(*b);
+    }
+    if (!rebuilt && m_perfhw_paused && !paused_after) {
+        if (auto reopened = m_perfhw->reopen(*m_backends[pi]); !reopened)
+            return rejected(rejection_for(reopened.error()), "resume perfhw: " + reopened.error().message());
+    }
+
+    // Nothing fails from here on.
+    ControlAnswer a;
+    a.accepted = true;
+    if (r.period_s && *r.period_s != m_config.period_s) {
+        m_config.period_s = *r.period_s;
+        m_msg.period_s = *r.period_s;
+        // The next sample at the next multiple of the new period: at most one
+        // new period away.
+        m_next_ns = next_aligned(realtime_ns(), static_cast<int64_t>(std::llround(*r.period_s * 1e9)));
+        a.changed.push_back("sample_period");
+        spdlog::info("control: sample period now {} s", m_config.period_s);
+    }
+    if (rebuilt) {
+        // The old backend's counters are disabled, reset and closed as it goes.
+        m_backends[pi] = std::move(rebuilt);
+        auto &blk = m_msg.backends[pi];
+        blk.metrics = m_backends[pi]->metrics();
+        blk.values.assign(blk.metrics.size(), std::numeric_limits<double>::quiet_NaN());
+        blk.status.clear();
+        m_config.perfhw_events = *r.perfhw_events;
+        if (paused_after)
+            m_perfhw->release(*m_backends[pi]);
+        a.changed.push_back("perfhw_events");
+        spdlog::info("control: perfhw events now {}", joined(m_config.perfhw_events));
+    } else if (paused_after && !m_perfhw_paused) {
+        m_perfhw->release(*m_backends[pi]);
+    }
+    if (paused_after != m_perfhw_paused) {
+        a.changed.push_back(paused_after ? "perfhw_paused" : "perfhw_resumed");
+        spdlog::info("control: perfhw counters {}", paused_after ? "released (paused)" : "reopened (resumed)");
+    }
+    m_perfhw_paused = paused_after;
+    a.state = state();
+    return a;
+}
+
+} // namespace colmet::node

@@ -1,0 +1,53 @@
+#include "node/control/PerfhwController.hpp"
+
+#include "common/clock.hpp"
+#include "common/log.hpp"
+#include "node/backends/perfhw/MappingFile.hpp"
+#include "node/backends/perfhw/PerfEventSpec.hpp"
+#include "node/backends/perfhw/PerfhwBackend.hpp"
+
+namespace colmet::node::control {
+
+namespace perfhw = backends::perfhw;
+
+Result<std::unique_ptr<MetricBackend>> JobPerfhwController::build(const std::vector<std::string> &names)
+{
+    auto split = perfhw::split_event_list(names);
+    if (!split)
+        return split.error();
+    if (split->empty())
+        return Error::invalid("no event given");
+    std::vector<perfhw::PerfEventSpec> specs;
+    for (const auto &name : *split) {
+        auto spec = perfhw::resolve_event(name, m_options.sysfs_root);
+        if (!spec)
+            return spec.error();
+        specs.push_back(std::move(*spec));
+    }
+    auto backend = perfhw::make_perfhw_backend(m_ctx, specs, m_options.cgroup_root, m_options.sysfs_root);
+    if (!backend)
+        return backend.error();
+    auto *b = static_cast<perfhw::PerfhwBackend *>(backend->get());
+    if (!b->open_problems().empty())
+        spdlog::warn("perfhw: {}", b->open_problems());
+    if (!m_options.mapping_dir.empty()) {
+        auto file = perfhw::write_mapping_file(m_options.mapping_dir, b->metrics(), realtime_ns());
+        if (file)
+            spdlog::info("perfhw mapping written to {}", file->string());
+        else
+            spdlog::warn("perfhw mapping file: {}", file.error().message());
+    }
+    return backend;
+}
+
+void JobPerfhwController::release(MetricBackend &backend) noexcept
+{
+    static_cast<perfhw::PerfhwBackend &>(backend).release();
+}
+
+Result<void> JobPerfhwController::reopen(MetricBackend &backend)
+{
+    return static_cast<perfhw::PerfhwBackend &>(backend).reopen();
+}
+
+} // namespace colmet::node::control
