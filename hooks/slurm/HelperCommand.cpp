@@ -1,0 +1,78 @@
+#include "HelperCommand.hpp"
+
+#include <cstdio>
+
+namespace colmet::spank {
+
+namespace {
+
+std::string seconds_text(double s)
+{
+    char buf[32];
+    std::snprintf(buf, sizeof buf, "%g", s);
+    return buf;
+}
+
+void add_common_start(std::vector<std::string> &argv, const PluginConfig &c, const std::string &spec)
+{
+    argv.insert(argv.end(), {"--hook", "--create-cgroup", "--run-dir", c.run_dir, "--cgroup-root", c.cgroup_root});
+    if (!spec.empty())
+        argv.insert(argv.end(), {"--spec", spec});
+    if (!c.collector.empty())
+        argv.insert(argv.end(), {"--zeromq-uri", c.collector});
+    if (c.period)
+        argv.insert(argv.end(), {"--sample-period", seconds_text(*c.period)});
+    if (!c.log_file.empty())
+        argv.insert(argv.end(), {"--log-file", c.log_file});
+}
+
+} // namespace
+
+std::string sampler_id(uint32_t job_id) { return std::to_string(job_id); }
+
+std::string sampler_id(uint32_t job_id, uint32_t step_id)
+{
+    return std::to_string(job_id) + "." + std::to_string(step_id);
+}
+
+std::string job_cgroup(bool v2, const JobRef &job)
+{
+    if (v2)
+        return "/system.slice/slurmstepd.scope/job_" + std::to_string(job.job_id);
+    return "/slurm/uid_" + std::to_string(job.uid) + "/job_" + std::to_string(job.job_id);
+}
+
+std::string step_cgroup(bool v2, const JobRef &job, uint32_t step_id)
+{
+    return job_cgroup(v2, job) + "/step_" + std::to_string(step_id);
+}
+
+std::vector<std::string> job_start_command(const PluginConfig &c, const JobRef &job, const std::string &spec)
+{
+    std::vector<std::string> argv{c.colmet_job, "start", "--job-id", sampler_id(job.job_id), "--user", job.user,
+                                  "--scheduler", "slurm"};
+    add_common_start(argv, c, spec);
+    argv.insert(argv.end(), {"--", "--meta", "slurm_job_id=" + std::to_string(job.job_id)});
+    return argv;
+}
+
+std::vector<std::string> step_start_command(const PluginConfig &c, const JobRef &job, uint32_t step_id, bool v2,
+                                            const std::string &spec)
+{
+    std::vector<std::string> argv{c.colmet_job, "start", "--job-id", sampler_id(job.job_id, step_id),
+                                  "--user", job.user, "--cgroup", step_cgroup(v2, job, step_id)};
+    add_common_start(argv, c, spec);
+    argv.insert(argv.end(), {"--", "--meta", "slurm_job_id=" + std::to_string(job.job_id), "--meta",
+                             "slurm_step_id=" + std::to_string(step_id)});
+    return argv;
+}
+
+std::vector<std::string> stop_command(const PluginConfig &c, const std::string &id)
+{
+    std::vector<std::string> argv{c.colmet_job, "stop", "--hook", "--job-id", id, "--run-dir", c.run_dir};
+    if (!c.log_file.empty())
+        argv.insert(argv.end(), {"--log-file", c.log_file});
+    return argv;
+}
+
+} // namespace colmet::spank

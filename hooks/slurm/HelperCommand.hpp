@@ -1,0 +1,42 @@
+// The colmet-job command lines the plugin runs (see colmet-job(8)).
+#pragma once
+
+#include "PluginConfig.hpp"
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+namespace colmet::spank {
+
+// Slurm's step ids at and above this value are the batch script, the extern
+// and interactive steps and pending steps (slurm.h SLURM_MAX_NORMAL_STEP_ID).
+inline constexpr uint32_t k_max_normal_step_id = 0xfffffff0U;
+
+struct JobRef {
+    uint32_t job_id = 0;
+    uid_t uid = 0;
+    std::string user;           // the owner's login name
+};
+
+// The sampler id of a job ("123") or of one of its steps ("123.4").
+std::string sampler_id(uint32_t job_id);
+std::string sampler_id(uint32_t job_id, uint32_t step_id);
+
+// The step's cgroup, relative to the hierarchy root, where Slurm 22.05 puts
+// it: v1 /slurm/uid_<uid>/job_<job>/step_<step>, v2
+// /system.slice/slurmstepd.scope/job_<job>/step_<step>.
+std::string step_cgroup(bool v2, const JobRef &job, uint32_t step_id);
+std::string job_cgroup(bool v2, const JobRef &job);
+
+// colmet-job start for the whole job (job prolog).
+std::vector<std::string> job_start_command(const PluginConfig &c, const JobRef &job, const std::string &spec);
+
+// colmet-job start for one step (slurmstepd, before the tasks start).
+std::vector<std::string> step_start_command(const PluginConfig &c, const JobRef &job, uint32_t step_id, bool v2,
+                                            const std::string &spec);
+
+// colmet-job stop for a sampler id.
+std::vector<std::string> stop_command(const PluginConfig &c, const std::string &id);
+
+} // namespace colmet::spank

@@ -1,0 +1,185 @@
+#include "Spawn.hpp"
+
+#include <cerrno>
+#include <chrono>
+#include <csignal>
+#include <fcntl.h>
+#include <spawn.h>
+#include <sys/syscall.h>
+#include <sys/wait.h>
+#include <thread>
+#include <unistd.h>
+
+namespace colmet::spank {
+
+namespace {
+
+class FileActions {
+public:
+    FileActions() { m_ok = posix_spawn_file_actions_init(&m_fa) == 0; }
+    ~FileActions()
+    {
+        if (m_ok)
+            posix_spawn_file_actions_destroy(&m_fa);
+    }
+    FileActions(const FileActions &) = delete;
+    FileActions &operator=(const FileActions &) = delete;
+    posix_spawn_file_actions_t *get() { return &m_fa; }
+    bool ok() const { return m_ok; }
+
+private:
+    posix_spawn_file_actions_t m_fa{};
+    bool m_ok = false;
+};
+
+class SpawnAttr {
+public:
+    SpawnAttr() { m_ok = posix_spawnattr_init(&m_attr) == 0; }
+    ~SpawnAttr()
+    {
+        if (m_ok)
+            posix_spawnattr_destroy(&m_attr);
+    }
+    SpawnAttr(const SpawnAttr &) = delete;
+    SpawnAttr &operator=(const SpawnAttr &) = delete;
+    posix_spawnattr_t *get() { return &m_attr; }
+    bool ok() const { return m_ok; }
+
+private:
+    posix_spawnattr_t m_attr{};
+    bool m_ok = false;
+};
+
+} // namespace
+
+Result<SpawnResult> run_helper(const std::vector<std::string> &argv, double timeout_s)
+{
+    if (argv.empty() || argv.front().empty() || argv.front().front() != '/')
+        return Error::invalid("helper path must be absolute");
+    std::vector<char *> cargv;
+    for (const auto &a : argv)
+        cargv.push_back(const_cast<char *>(a.c_str()));
+    cargv.push_back(nullptr);
+    char path_env[] = "PATH=/usr/sbin:/usr/bin:/sbin:/bin";
+    char *envp[] = {path_env, nullptr};
+
+    FileActions fa;
+    SpawnAttr attr;
+    if (!fa.ok() || !attr.ok())
+        return Error::system("posix_spawn init", "", ENOMEM);
+    posix_spawn_file_actions_addopen(fa.get(), 0, "/dev/null", O_RDONLY, 0);
+    posix_spawn_file_actions_addopen(fa.get(), 1, "/dev/null", O_WRONLY, 0);
+    posix_spawn_file_actions_addopen(fa.get(), 2, "/dev/null", O_WRONLY, 0);
+    posix_spawn_file_actions_addclosefrom_np(fa.get(), 3);
+    // Default signal dispositions and an empty mask: slurmstepd blocks
+    // signals the helper and its sampler must receive.
+    sigset_t all;
+    sigset_t none;
+    sigfillset(&all);
+    sigemptyset(&none);
+    posix_spawnattr_setsigdefault(attr.get(), &all);
+    posix_spawnattr_setsigmask(attr.get(), &none);
+    posix_spawnattr_setflags(attr.get(), POSIX_SPAWN_SETSIGDEF | POSIX_SPAWN_SETSIGMASK | POSIX_SPAWN_SETPGROUP);
+    posix_spawnattr_setpgroup(attr.get(), 0);
+
+    auto start = std::chrono::steady_clock::now();
+    pid_t pid = -1;
+    int rc = posix_spawn(&pid, cargv[0], fa.get(), attr.get(), cargv.data(), envp);
+    if (rc != 0)
+        return Error::system("run", argv.front(), rc);
+
+    SpawnResult out;
+    auto deadline = start + std::chrono::duration<double>(timeout_s);
+    auto pause = std::chrono::milliseconds(2);
+    for (;;) {
+        int status = 0;
+        pid_t w = waitpid(pid, &status, WNOHANG);
+        if (w == pid) {
+            out.exit_status = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+            break;
+        }
+        if (w < 0 && errno == ECHILD) {
+            // The host program reaps its children itself (a SIGCHLD handler,
+            // or SIGCHLD ignored): the status is lost, so wait for the pid to
+            // disappear instead.
+            out.status_unknown = true;
+            if (::kill(pid, 0) != 0) {
+                out.exit_status = 0;
+                break;
+            }
+        }
+        if (std::chrono::steady_clock::now() >= deadline) {
+            kill(pid, SIGKILL);
+            while (!out.status_unknown && waitpid(pid, &status, 0) < 0 && errno == EINTR) {
+            }
+            out.timed_out = true;
+            break;
+        }
+        std::this_thread::sleep_for(pause);
+        if (pause < std::chrono::milliseconds(50))
+            pause *= 2;
+    }
+    out.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+    return out;
+}
+
+Result<pid_t> spawn_detached(const std::vector<std::string> &argv)
+{
+    if (argv.empty() || argv.front().empty() || argv.front().front() != '/')
+        return Error::invalid("helper path must be absolute");
+    // Everything the children need is prepared before fork(): the host
+    // program is multi-threaded, so only async-signal-safe calls follow.
+    std::vector<char *> cargv;
+    for (const auto &a : argv)
+        cargv.push_back(const_cast<char *>(a.c_str()));
+    cargv.push_back(nullptr);
+    char path_env[] = "PATH=/usr/sbin:/usr/bin:/sbin:/bin";
+    char *envp[] = {path_env, nullptr};
+    int report[2];
+    if (::pipe2(report, O_CLOEXEC) != 0)
+        return Error::system("pipe", "", errno);
+
+    pid_t mid = ::fork();
+    if (mid < 0) {
+        int err = errno;
+        ::close(report[0]);
+        ::close(report[1]);
+        return Error::system("fork", "", err);
+    }
+    if (mid == 0) {
+        ::setsid();
+        pid_t helper = ::fork();
+        if (helper == 0) {
+            struct sigaction dfl{};
+            dfl.sa_handler = SIG_DFL;
+            for (int sig = 1; sig < NSIG; ++sig)
+                ::sigaction(sig, &dfl, nullptr);
+            sigset_t none;
+            sigemptyset(&none);
+            ::sigprocmask(SIG_SETMASK, &none, nullptr);
+            int devnull = ::open("/dev/null", O_RDWR);
+            if (devnull >= 0) {
+                ::dup2(devnull, 0);
+                ::dup2(devnull, 1);
+                ::dup2(devnull, 2);
+            }
+            ::syscall(SYS_close_range, 3U, ~0U, 0U);
+            ::execve(cargv[0], cargv.data(), envp);
+            ::_exit(127);
+        }
+        ssize_t w = ::write(report[1], &helper, sizeof helper);
+        ::_exit(w == static_cast<ssize_t>(sizeof helper) && helper > 0 ? 0 : 1);
+    }
+    ::close(report[1]);
+    pid_t helper = -1;
+    ssize_t n = ::read(report[0], &helper, sizeof helper);
+    ::close(report[0]);
+    int status = 0;
+    while (::waitpid(mid, &status, 0) < 0 && errno == EINTR) {
+    }
+    if (n != static_cast<ssize_t>(sizeof helper) || helper <= 0)
+        return Error::system("fork", argv.front(), EAGAIN);
+    return helper;
+}
+
+} // namespace colmet::spank

@@ -1,0 +1,443 @@
+#!/usr/bin/env bash
+# Slurm integration test of spank_colmet.so on a private one-node cluster.
+#
+# Starts its own munged (own key and socket), slurmctld and slurmd (own free
+# ports, directories and pid files; never /etc/slurm/slurm.conf or the default
+# ports) with the plugin loaded from its own plugstack.conf, and a private
+# colmet-collector; runs jobs as a throw-away normal user and checks what the
+# issue asks (see the check lines below). Stops everything it started, by pid,
+# and removes its directories, its user and any cgroup of its jobs, also when
+# a check fails.
+#
+# Needs root and Debian's slurmctld, slurmd, slurm-client and munge (as
+# scripts/install-deps.sh installs them), python3-h5py. Exits 77 (CTest skip)
+# with the reason when something is missing.
+#
+# Environment: COLMET_BIN (the build's bin/), COLMET_SPANK_PLUGIN (the built
+# spank_colmet.so). COLMET_SLURM_KEEP=1 keeps the directory for debugging.
+set -uo pipefail
+
+: "${COLMET_BIN:?COLMET_BIN must name the bin directory of a build}"
+: "${COLMET_SPANK_PLUGIN:?COLMET_SPANK_PLUGIN must name the built spank_colmet.so}"
+PY=/usr/bin/python3
+CGROOT=/sys/fs/cgroup
+
+skip() { echo "SKIP: $*"; exit 77; }
+[ "$(id -u)" -eq 0 ] || skip "needs root (munged, slurmd, cgroups, a throw-away user)"
+for p in slurmctld slurmd srun sbatch scontrol sinfo squeue scancel munged mungekey munge useradd userdel runuser; do
+    command -v "$p" >/dev/null 2>&1 || skip "$p is not installed (scripts/install-deps.sh installs slurmctld slurmd slurm-client munge)"
+done
+[ -r "$COLMET_SPANK_PLUGIN" ] || skip "$COLMET_SPANK_PLUGIN is not built"
+for p in colmet-job colmet-node colmet-collector colmet-workload; do
+    [ -x "$COLMET_BIN/$p" ] || skip "$COLMET_BIN/$p is not built"
+done
+"$PY" -c 'import h5py' 2>/dev/null || skip "python3-h5py is not installed"
+[ -e "$CGROOT/cgroup.controllers" ] && skip "pure cgroup v2 host: this test drives the cgroup v1 path (Slurm 22.05's cgroup/v2 needs systemd)"
+
+# Slurm's top cgroup directory in each v1 hierarchy, where it does not exist
+# yet: removed again at the end if it is empty then.
+SLURM_CGROUPS_BEFORE_ABSENT=
+for d in "$CGROOT"/*/; do
+    [ -e "${d}cgroup.procs" ] && [ ! -e "${d}slurm" ] && SLURM_CGROUPS_BEFORE_ABSENT="$SLURM_CGROUPS_BEFORE_ABSENT ${d}slurm"
+done
+
+failures=0
+checks=0
+T=$(mktemp -d /tmp/colmet-slurm.XXXXXX)
+chmod 755 "$T"   # the job's user reads slurm.conf and runs the workload from here
+TEST_USER=colmetslurm$$
+TEST_UID=
+started_at=$(date +%s)
+
+log() { printf '%s [%3ds] %s\n' "#" "$(( $(date +%s) - started_at ))" "$*"; }
+pass() { checks=$((checks + 1)); printf 'ok %d - %s\n' "$checks" "$*"; }
+fail() { checks=$((checks + 1)); failures=$((failures + 1)); printf 'not ok %d - %s\n' "$checks" "$*"; }
+check() {  # check DESCRIPTION COMMAND...
+    local what=$1; shift
+    if "$@"; then pass "$what"; else fail "$what"; fi
+}
+
+# stop_pid PID [timeout_s]: SIGTERM, wait, SIGKILL after the timeout.
+stop_pid() {
+    local pid=$1 limit=${2:-10} i
+    [ -n "$pid" ] || return 0
+    kill -TERM "$pid" 2>/dev/null || return 0
+    for ((i = 0; i < limit * 10; i++)); do
+        kill -0 "$pid" 2>/dev/null || { wait "$pid" 2>/dev/null; return 0; }
+        sleep 0.1
+    done
+    kill -KILL "$pid" 2>/dev/null
+    wait "$pid" 2>/dev/null
+}
+
+job_cgroup_dirs() {  # every v1 directory of the test user's jobs
+    [ -n "$TEST_UID" ] || return 0
+    find "$CGROOT"/*/slurm/uid_"$TEST_UID" -mindepth 1 -maxdepth 1 -type d -name 'job_*' 2>/dev/null
+}
+
+samplers_of_this_test() {  # colmet-node processes started for this test (its directory is in their arguments)
+    local p
+    for p in $(pgrep -x colmet-node 2>/dev/null); do
+        local cmd
+        cmd=$(tr '\0' ' ' <"/proc/$p/cmdline" 2>/dev/null)
+        [[ $cmd == *"$T/"* ]] && echo "$p"
+    done
+    return 0
+}
+
+cleanup() {
+    local rc=$?
+    set +e
+    log "cleanup"
+    if [ -f "$T/slurm.conf" ] && [ -n "$TEST_UID" ]; then
+        SLURM_CONF=$T/slurm.conf scancel -u "$TEST_USER" >/dev/null 2>&1
+        for _ in $(seq 50); do
+            [ -z "$(SLURM_CONF=$T/slurm.conf squeue -h 2>/dev/null)" ] && break
+            sleep 0.2
+        done
+    fi
+    stop_pid "$(cat "$T/slurmd.bgpid" 2>/dev/null)"
+    stop_pid "$(cat "$T/slurmctld.bgpid" 2>/dev/null)"
+    stop_pid "${COLLECTOR_PID:-}"
+    for p in $(samplers_of_this_test); do kill -KILL "$p" 2>/dev/null; done
+    stop_pid "$(cat "$T/munge/munged.pid" 2>/dev/null)"
+    # Cgroups left by a failed run: only the throw-away user's.
+    if [ -n "$TEST_UID" ]; then
+        for d in "$CGROOT"/*/slurm/uid_"$TEST_UID"; do
+            [ -d "$d" ] || continue
+            for f in $(find "$d" -name cgroup.procs 2>/dev/null); do
+                for p in $(cat "$f" 2>/dev/null); do kill -KILL "$p" 2>/dev/null; done
+            done
+            sleep 0.2
+            find "$d" -depth -type d -exec rmdir {} \; 2>/dev/null
+        done
+        userdel -r "$TEST_USER" >/dev/null 2>&1 || userdel "$TEST_USER" >/dev/null 2>&1
+    fi
+    for d in $SLURM_CGROUPS_BEFORE_ABSENT; do rmdir "$d" 2>/dev/null; done  # /slurm, if this test made it
+    if [ "${COLMET_SLURM_KEEP:-0}" = 1 ]; then
+        echo "# kept $T"
+    else
+        rm -rf "$T"
+    fi
+    exit "$rc"
+}
+trap cleanup EXIT
+trap 'exit 130' INT TERM
+
+free_port() {
+    "$PY" -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])'
+}
+
+# --- the throw-away user, and what it runs from -------------------------------
+useradd -M -N -d "$T/work" -s /bin/bash "$TEST_USER" || { echo "useradd failed"; exit 1; }
+TEST_UID=$(id -u "$TEST_USER")
+mkdir -p "$T"/{bin,run,h5,log,state,spool,munge,work}
+chown "$TEST_USER" "$T/work"
+cp "$COLMET_BIN/colmet-workload" "$T/bin/"   # the build tree may not be readable by others
+chmod 755 "$T/bin" "$T/bin/colmet-workload"
+WORKLOAD=$T/bin/colmet-workload
+
+# --- munged with its own key and socket ---------------------------------------
+chown munge:munge "$T/munge"
+chmod 0755 "$T/munge"
+runuser -u munge -- mungekey --create --keyfile="$T/munge/munge.key" || { echo "mungekey failed"; exit 1; }
+runuser -u munge -- munged --socket="$T/munge/munge.socket" --key-file="$T/munge/munge.key" \
+    --pid-file="$T/munge/munged.pid" --log-file="$T/munge/munged.log" --seed-file="$T/munge/munged.seed" \
+    || { echo "munged did not start:"; cat "$T/munge/munged.log" 2>/dev/null; exit 1; }
+for _ in $(seq 50); do
+    munge -S "$T/munge/munge.socket" -n 2>/dev/null | unmunge -S "$T/munge/munge.socket" >/dev/null 2>&1 && break
+    sleep 0.1
+done
+
+# --- slurm.conf, plugstack.conf -------------------------------------------------
+CTLD_PORT=$(free_port)
+SLURMD_PORT=$(free_port)
+COLLECTOR_PORT=$(free_port)
+COLLECTOR_URI=tcp://127.0.0.1:$COLLECTOR_PORT
+NCPUS=$(nproc)
+# Job ids unlike another test's (colmet-node's control sockets are named after them).
+FIRST_JOB_ID=$((7000000 + RANDOM * 8))
+write_slurm_conf() {  # write_slurm_conf FILE PLUGSTACK
+    cat >"$1" <<CONF
+ClusterName=colmetit
+SlurmctldHost=localhost
+SlurmctldPort=$CTLD_PORT
+SlurmdPort=$SLURMD_PORT
+AuthType=auth/munge
+CredType=cred/munge
+AuthInfo=socket=$T/munge/munge.socket
+SlurmUser=root
+SlurmdUser=root
+StateSaveLocation=$T/state
+SlurmdSpoolDir=$T/spool
+SlurmctldPidFile=$T/slurmctld.pid
+SlurmdPidFile=$T/slurmd.pid
+SlurmctldLogFile=$T/log/slurmctld.log
+SlurmdLogFile=$T/log/slurmd.log
+SlurmdDebug=debug
+ProctrackType=proctrack/linuxproc
+TaskPlugin=task/none
+JobAcctGatherType=jobacct_gather/none
+AccountingStorageType=accounting_storage/none
+SelectType=select/cons_tres
+SelectTypeParameters=CR_Core
+SchedulerType=sched/builtin
+MpiDefault=none
+MailProg=/bin/true
+ReturnToService=2
+KillWait=5
+FirstJobId=$FIRST_JOB_ID
+PrologFlags=Alloc
+PlugStackConfig=$2
+NodeName=localhost NodeAddr=127.0.0.1 CPUs=$NCPUS State=UNKNOWN
+PartitionName=debug Nodes=localhost Default=YES MaxTime=INFINITE State=UP OverSubscribe=YES
+CONF
+}
+PLUGIN_ARGS="collector=$COLLECTOR_URI metrics=perfhw:task_clock,page_faults,context_switches period=0.5 run_dir=$T/run colmet_job=$COLMET_BIN/colmet-job log_file=$T/log/colmet-job.log"
+write_plugstack() {  # write_plugstack EXTRA-ARGS...
+    echo "required $COLMET_SPANK_PLUGIN $PLUGIN_ARGS $*" >"$T/plugstack.conf"
+}
+write_plugstack
+write_slurm_conf "$T/slurm.conf" "$T/plugstack.conf"
+chmod 644 "$T/slurm.conf" "$T/plugstack.conf"
+export SLURM_CONF=$T/slurm.conf
+
+# --- collector, slurmctld, slurmd ------------------------------------------------
+start_collector() {
+    "$COLMET_BIN/colmet-collector" --config /dev/null --zeromq-bind-uri "$COLLECTOR_URI" --hdf5-dir "$T/h5" \
+        --flush-interval 0.5 -v >>"$T/log/collector.log" 2>&1 &
+    COLLECTOR_PID=$!
+}
+start_collector
+slurmctld -D -c -f "$SLURM_CONF" >>"$T/log/slurmctld.out" 2>&1 &
+echo $! >"$T/slurmctld.bgpid"
+for _ in $(seq 100); do scontrol ping >/dev/null 2>&1 && break; sleep 0.2; done
+slurmd -D -f "$SLURM_CONF" >>"$T/log/slurmd.out" 2>&1 &
+echo $! >"$T/slurmd.bgpid"
+for _ in $(seq 150); do
+    [ "$(sinfo -h -n localhost -o %T 2>/dev/null)" = idle ] && break
+    sleep 0.2
+done
+if [ "$(sinfo -h -n localhost -o %T 2>/dev/null)" != idle ]; then
+    echo "the node did not become idle:"; sinfo 2>&1; tail -20 "$T/log/slurmd.log" "$T/log/slurmctld.log"
+    exit 1
+fi
+log "cluster up: slurmctld :$CTLD_PORT, slurmd :$SLURMD_PORT, collector $COLLECTOR_URI, user $TEST_USER ($TEST_UID)"
+
+# --- helpers for the checks ------------------------------------------------------
+as_user() { (cd "$T/work" && runuser -u "$TEST_USER" -- env SLURM_CONF="$SLURM_CONF" "$@"); }
+
+# wait_summary FILE: wait until the collector wrote the job's /summary (job_end).
+wait_summary() {
+    local i
+    for ((i = 0; i < 150; i++)); do
+        [ -f "$1" ] && "$PY" - "$1" <<'PYEOF' 2>/dev/null && return 0
+import sys, h5py
+with h5py.File(sys.argv[1], "r") as f:
+    sys.exit(0 if "summary" in f else 1)
+PYEOF
+        sleep 0.2
+    done
+    return 1
+}
+
+# h5 FILE EXPR: a Python expression over the open file f (helpers below).
+h5() {
+    "$PY" - "$1" "$2" <<'PYEOF'
+import sys, math, h5py
+f = h5py.File(sys.argv[1], "r")
+def host():
+    return next(iter(f["hosts"].values()))
+def last(backend, metric):
+    g = host()[backend]
+    seg = g["segment_%d" % (int(g.attrs["segments"]) - 1)]
+    names = [x.decode() if isinstance(x, bytes) else x for x in seg.attrs["names"]]
+    col = seg["values"][:, names.index(metric)]
+    good = [v for v in col if not math.isnan(v)]
+    return good[-1] if good else float("nan")
+def attr(obj, key):
+    v = obj.attrs[key]
+    return v.decode() if isinstance(v, bytes) else v
+print(eval(sys.argv[2]))
+PYEOF
+}
+within_pct() { "$PY" -c 'import sys; a,e,p=map(float,sys.argv[1:]); sys.exit(0 if abs(a-e) <= e*p/100 else 1)' "$1" "$2" "$3"; }
+cpu_of() { sed -n 's/.*"cpu_seconds": \([0-9.]*\).*/\1/p' "$1" | tail -1; }
+jobid_of() { sed -n 's/^JOBID=\([0-9]*\)$/\1/p' "$1" | head -1; }
+
+# check_job_file ID EXPECTED_CPU: the job file exists, its CPU time and the
+# perf counter task_clock match the workload's own CPU time within 10 %, and
+# software perf counters were counted.
+check_job_file() {
+    local id=$1 cpu=$2 file=$T/h5/$1.h5 got tc pf
+    if ! wait_summary "$file"; then
+        fail "job $id: $file with a summary"; return
+    fi
+    pass "job $id: $file written"
+    check "job $id: job_id attribute" [ "$(h5 "$file" 'attr(f, "job_id")')" = "$id" ]
+    got=$(h5 "$file" 'f["summary"].attrs["cpu_time_s"]')
+    if within_pct "$got" "$cpu" 10; then pass "job $id: CPU time $got s ~ workload $cpu s"
+    else fail "job $id: CPU time $got s, workload $cpu s (not within 10 %)"; fi
+    tc=$(h5 "$file" 'last("perfhw", "task_clock")')
+    if within_pct "$tc" "$cpu" 10; then pass "job $id: perf task_clock $tc s ~ workload $cpu s"
+    else fail "job $id: perf task_clock $tc s, workload $cpu s (not within 10 %)"; fi
+    pf=$(h5 "$file" 'last("perfhw", "page_faults")')
+    if "$PY" -c 'import sys; sys.exit(0 if float(sys.argv[1]) > 0 else 1)' "$pf"; then
+        pass "job $id: perf page_faults $pf > 0"
+    else fail "job $id: perf page_faults $pf"; fi
+}
+
+# --- 1. srun --help lists --colmet -------------------------------------------------
+# (the help text is captured first: grep -q closing the pipe early would make
+# the command fail with SIGPIPE under pipefail)
+lists_colmet() { local help; help=$("$1" --help 2>&1); grep -q -- '--colmet=SPEC' <<<"$help"; }
+check "srun --help lists --colmet" lists_colmet srun
+check "sbatch --help lists --colmet" lists_colmet sbatch
+
+# --- 2. an unknown plugstack argument fails loudly at load -------------------------
+mkdir -p "$T/bad"
+echo "required $COLMET_SPANK_PLUGIN $PLUGIN_ARGS colector=tcp://x:1" >"$T/bad/plugstack.conf"
+write_slurm_conf "$T/bad/slurm.conf" "$T/bad/plugstack.conf"
+out=$(SLURM_CONF=$T/bad/slurm.conf srun -n1 true 2>&1); rc=$?
+if [ "$rc" -ne 0 ] && grep -q "colmet: unknown plugstack.conf argument 'colector'" <<<"$out"; then
+    pass "unknown plugstack argument: srun fails with: $(grep -m1 'colmet:' <<<"$out")"
+else fail "unknown plugstack argument (rc $rc): $out"; fi
+
+# --- 3. srun --colmet as a normal user ----------------------------------------------
+log "srun --colmet"
+as_user srun --colmet -n1 sh -c "echo JOBID=\$SLURM_JOB_ID; exec $WORKLOAD --cpu-seconds 3" >"$T/srun.out" 2>"$T/srun.err"
+rc=$?
+check "srun --colmet exits 0" [ "$rc" -eq 0 ]
+J1=$(jobid_of "$T/srun.out")
+check_job_file "$J1" "$(cpu_of "$T/srun.out")"
+check "srun --colmet: step file $J1.0.h5 written" wait_summary "$T/h5/$J1.0.h5"
+
+# --- 4. sbatch -W --colmet --wrap -----------------------------------------------------
+log "sbatch -W --colmet"
+J2=$(as_user sbatch -W --parsable --colmet -o "$T/work/sbatch-%j.out" --wrap "$WORKLOAD --cpu-seconds 2")
+rc=$?
+check "sbatch -W --colmet exits 0" [ "$rc" -eq 0 ]
+check_job_file "$J2" "$(cpu_of "$T/work/sbatch-$J2.out")"
+
+# --- 4b. salloc --colmet ---------------------------------------------------------------
+log "salloc --colmet"
+check "salloc --help lists --colmet" lists_colmet salloc
+as_user salloc --colmet=period=0.2 -n1 sh -c 'echo JOBID=$SLURM_JOB_ID; sleep 1' >"$T/salloc.out" 2>&1
+J8=$(jobid_of "$T/salloc.out")
+if [ -n "$J8" ] && wait_summary "$T/h5/$J8.h5"; then
+    pass "salloc --colmet=period=0.2: job file $J8.h5, spec $(h5 "$T/h5/$J8.h5" 'attr(host(), "colmet_spec")')"
+else fail "salloc --colmet: no job file for job '$J8' ($(cat "$T/salloc.out"))"; fi
+
+# --- 5. no --colmet: no file ------------------------------------------------------------
+log "no --colmet"
+as_user srun -n1 sh -c "echo JOBID=\$SLURM_JOB_ID; exec $WORKLOAD --cpu-seconds 0.3" >"$T/plain.out" 2>&1
+J3=$(jobid_of "$T/plain.out")
+sleep 1.5   # longer than the collector's flush interval
+check "job $J3 without --colmet: no job file" [ -n "$J3" -a ! -e "$T/h5/$J3.h5" -a ! -e "$T/h5/$J3.0.h5" ]
+
+# --- 6. SLURM_COLMET in the environment instead of the option ----------------------------
+log "SLURM_COLMET"
+J4=$(as_user env SLURM_COLMET=perfhw:task_clock sbatch -W --parsable -o "$T/work/env-%j.out" --wrap "$WORKLOAD --cpu-seconds 0.5")
+if wait_summary "$T/h5/$J4.h5"; then pass "SLURM_COLMET=perfhw:task_clock sbatch: job file $J4.h5"
+else fail "SLURM_COLMET=perfhw:task_clock sbatch: no job file $J4.h5"; fi
+
+# --- 7. two steps of one job are told apart ---------------------------------------------
+log "two steps"
+J5=$(as_user sbatch -W --parsable --colmet -o "$T/work/steps-%j.out" \
+     --wrap "srun -n1 $WORKLOAD --cpu-seconds 0.6; srun -n1 $WORKLOAD --cpu-seconds 1.8")
+if wait_summary "$T/h5/$J5.0.h5" && wait_summary "$T/h5/$J5.1.h5" && wait_summary "$T/h5/$J5.h5"; then
+    c0=$(h5 "$T/h5/$J5.0.h5" 'f["summary"].attrs["cpu_time_s"]')
+    c1=$(h5 "$T/h5/$J5.1.h5" 'f["summary"].attrs["cpu_time_s"]')
+    cj=$(h5 "$T/h5/$J5.h5" 'f["summary"].attrs["cpu_time_s"]')
+    s0=$(h5 "$T/h5/$J5.0.h5" 'attr(host(), "slurm_step_id")')
+    s1=$(h5 "$T/h5/$J5.1.h5" 'attr(host(), "slurm_step_id")')
+    check "steps: $J5.0.h5 and $J5.1.h5 carry job ids $J5.0/$J5.1 and slurm_step_id 0/1" \
+        [ "$(h5 "$T/h5/$J5.0.h5" 'attr(f, "job_id")')/$(h5 "$T/h5/$J5.1.h5" 'attr(f, "job_id")')/$s0/$s1" = "$J5.0/$J5.1/0/1" ]
+    within_pct "$c0" 0.6 15 && within_pct "$c1" 1.8 10 && pass "steps: CPU time step 0 $c0 s (~0.6), step 1 $c1 s (~1.8)" \
+        || fail "steps: CPU time step 0 $c0 s (want ~0.6), step 1 $c1 s (want ~1.8)"
+    # The job's file holds both steps plus the batch shell and the two srun processes.
+    if "$PY" -c 'import sys; j,a,b=map(float,sys.argv[1:]); sys.exit(0 if a+b <= j <= a+b+0.5 else 1)' "$cj" "$c0" "$c1"; then
+        pass "steps: whole job $cj s = steps $c0 + $c1 s plus the batch script's own"
+    else fail "steps: whole job $cj s, steps $c0 + $c1 s (want between their sum and the sum + 0.5 s)"; fi
+else
+    fail "steps: files $J5.h5, $J5.0.h5, $J5.1.h5 ($(ls "$T/h5" | tr '\n' ' '))"
+fi
+
+# --- 8. site mode samples a job without --colmet; --colmet=off opts out ----------------------
+log "site mode"
+write_plugstack mode=all
+as_user srun -n1 sh -c "echo JOBID=\$SLURM_JOB_ID; exec $WORKLOAD --cpu-seconds 0.5" >"$T/site.out" 2>&1
+J6=$(jobid_of "$T/site.out")
+check_job_file "$J6" "$(cpu_of "$T/site.out")"
+as_user srun --colmet=off -n1 sh -c "echo JOBID=\$SLURM_JOB_ID; exec $WORKLOAD --cpu-seconds 0.3" >"$T/off.out" 2>&1
+J7=$(jobid_of "$T/off.out")
+sleep 1.5
+check "site mode: job $J7 with --colmet=off has no file" [ -n "$J7" -a ! -e "$T/h5/$J7.h5" -a ! -e "$T/h5/$J7.0.h5" ]
+write_plugstack
+
+# --- 9. collector down: the job takes the same time and exits 0 ------------------------------
+# A sleeping job, so that the comparison measures colmet's start/stop cost and
+# not the CPU contention of a shared machine.
+elapsed() {  # elapsed COMMAND...: run as the user, print the wall time, return its status
+    local t0 rc
+    t0=$(date +%s.%N)
+    as_user "$@" >/dev/null 2>&1
+    rc=$?
+    "$PY" -c "import time; print(round(time.time() - $t0, 3))"
+    return $rc
+}
+min() { "$PY" -c 'import sys; print(min(map(float, sys.argv[1:])))' "$@"; }
+log "collector down"
+# Two runs each, the faster one counts: the machine may be busy with others.
+t_up=$(min "$(elapsed srun --colmet -n1 sleep 2)" "$(elapsed srun --colmet -n1 sleep 2)")
+stop_pid "$COLLECTOR_PID"; COLLECTOR_PID=
+t_down1=$(elapsed srun --colmet -n1 sleep 2); rc=$?
+t_down2=$(elapsed srun --colmet -n1 sleep 2) || rc=$?
+t_down=$(min "$t_down1" "$t_down2")
+t_plain=$(elapsed srun -n1 sleep 2)
+check "collector down: srun --colmet exits 0" [ "$rc" -eq 0 ]
+if "$PY" -c 'import sys; d,u=map(float,sys.argv[1:]); sys.exit(0 if d <= u + 1.0 else 1)' "$t_down" "$t_up"; then
+    pass "collector down: srun --colmet sleep 2 took $t_down s, $t_up s with the collector up (within 1 s)"
+else fail "collector down: srun --colmet sleep 2 took $t_down s, $t_up s with the collector up (more than 1 s slower)"; fi
+log "the same job without --colmet took $t_plain s (colmet's start and stop cost: the prolog and step samplers)"
+start_collector
+
+# --- 10. a bad SPEC is rejected at submission --------------------------------------------------
+log "bad SPEC"
+before=$(squeue -h -o %i | wc -l)
+out=$(as_user srun --colmet=perfhw,bogus -n1 true 2>&1); rc=$?
+if [ "$rc" -ne 0 ] && grep -q "colmet: invalid --colmet (or SLURM_COLMET) value 'perfhw,bogus': unknown spec item 'bogus'" <<<"$out"; then
+    pass "srun --colmet=perfhw,bogus rejected: $(grep -m1 'colmet:' <<<"$out")"
+else fail "srun --colmet=perfhw,bogus (rc $rc): $out"; fi
+out=$(as_user sbatch --colmet=period=0 --wrap true 2>&1); rc=$?
+if [ "$rc" -ne 0 ] && grep -q "colmet: invalid --colmet .* value 'period=0': period 0 is out of range" <<<"$out"; then
+    pass "sbatch --colmet=period=0 rejected"
+else fail "sbatch --colmet=period=0 (rc $rc): $out"; fi
+out=$(as_user env SLURM_COLMET=perfhw:x,,rapl,nonsense sbatch --wrap true 2>&1); rc=$?
+if [ "$rc" -ne 0 ] && grep -q "unknown spec item 'nonsense'" <<<"$out"; then
+    pass "SLURM_COLMET with a bad spec rejected by sbatch"
+else fail "SLURM_COLMET with a bad spec (rc $rc): $out"; fi
+check "no job was queued by the rejected submissions" [ "$(squeue -h -o %i | wc -l)" -eq "$before" ]
+
+# --- 11. nothing is left: sampler, pid file, marker, job cgroup -------------------------------
+log "leftovers"
+for _ in $(seq 50); do   # the last job's epilog may still be running
+    [ -z "$(squeue -h 2>/dev/null)" ] && [ -z "$(ls -A "$T/run")" ] && break
+    sleep 0.2
+done
+check "no pid file or marker left in the run directory ($(ls -A "$T/run" | tr '\n' ' '))" [ -z "$(ls -A "$T/run")" ]
+check "no sampler process left ($(samplers_of_this_test | tr '\n' ' '))" [ -z "$(samplers_of_this_test)" ]
+check "no job cgroup left ($(job_cgroup_dirs | tr '\n' ' '))" [ -z "$(job_cgroup_dirs)" ]
+if grep -q "colmet: " "$T/log/slurmd.log"; then
+    log "plugin messages in slurmd.log:"; grep "colmet: " "$T/log/slurmd.log" | sed 's/^/#   /' | tail -20
+fi
+
+echo "1..$checks"
+if [ "$failures" -ne 0 ]; then
+    echo "# $failures of $checks checks failed; logs:"
+    for f in "$T"/log/colmet-job.log "$T"/log/slurmd.log "$T"/log/collector.log; do
+        echo "# --- $f"; tail -25 "$f" 2>/dev/null | sed 's/^/#   /'
+    done
+    exit 1
+fi
+log "all $checks checks passed"
