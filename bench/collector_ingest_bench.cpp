@@ -2,8 +2,9 @@
 // concurrent jobs, sent over a real ZeroMQ socket by another thread, received,
 // decoded, validated and stored into compressed HDF5 files by the collector's
 // own code (Collector + Hdf5Sink) on one thread. The figure that matters is
-// messages per CPU-second of the receiving thread (= one core); wall-clock
-// rate is reported too. Job starts (file creation) and job ends (summary,
+// messages per CPU-second of the receiving thread (= one core), counting the
+// writing of the samples' rows to the files (a final flush) with the samples;
+// wall-clock rate is reported too. Job starts (file creation) and job ends (summary,
 // close) are timed apart and reported per job: they happen once per job,
 // samples every period.
 #include "BenchMessages.hpp"
@@ -15,6 +16,8 @@
 #include <benchmark/benchmark.h>
 #include <zmq.hpp>
 
+#include <cstdio>
+#include <cstdlib>
 #include <filesystem>
 #include <malloc.h>
 #include <sys/resource.h>
@@ -24,6 +27,11 @@
 using namespace colmet;
 
 namespace {
+
+// The simulated receive clock runs at the target rate (200,000 messages/s);
+// the sink's default flush interval.
+constexpr int64_t k_sim_ns_per_message = 5'000;
+constexpr int64_t k_flush_interval_ns = 5'000'000'000;
 
 double thread_cpu_s()
 {
@@ -56,7 +64,10 @@ static void BM_collector_ingest(benchmark::State &state)
     frames.reserve(static_cast<size_t>(jobs) * static_cast<size_t>(samples_per_job + 2));
     auto add = [&](int job, uint64_t seq, wire::MessageKind kind) {
         auto m = bench::realistic_message("job-" + std::to_string(job), seq);
-        m.sender = "bench/" + std::to_string(job);
+        // One job per node, as on a cluster of exclusive nodes: node-scope
+        // bookkeeping (NodeSharing) then sees one job per host.
+        m.host = "node-" + std::to_string(job) + ".cluster.example.org";
+        m.sender = m.host + "/31337/1764670000000000000";
         m.kind = kind;
         if (kind == wire::MessageKind::job_start)
             m.meta = {{"user", "bench"}, {"cpus", "4"}};
@@ -73,13 +84,19 @@ static void BM_collector_ingest(benchmark::State &state)
         add(j, static_cast<uint64_t>(samples_per_job + 1), wire::MessageKind::job_end);
 
     auto dir = std::filesystem::temp_directory_path() / ("colmet-bench-" + std::to_string(getpid()));
-    double cpu_start = 0, wall_start = 0, cpu_steady = 0, wall_steady = 0, cpu_end = 0, wall_end = 0;
+    double cpu_start = 0, wall_start = 0, cpu_steady = 0, cpu_flush = 0, wall_steady = 0, cpu_end = 0, wall_end = 0;
     uint64_t steady_messages = 0;
+    // COLMET_BENCH_PHASES=1 prints when the steady phase ran, for
+    // `perf record -k CLOCK_MONOTONIC` + `perf report --time <from>,<to>`.
+    const bool print_phases = std::getenv("COLMET_BENCH_PHASES") != nullptr;
     for (auto _ : state) {
         std::filesystem::remove_all(dir);
         collector::Hdf5Options options;
         options.dir = dir;
         options.max_open_files = static_cast<size_t>(jobs) + 16;
+        options.flush_interval_s = static_cast<double>(k_flush_interval_ns) / 1e9;
+        if (const char *level = std::getenv("COLMET_BENCH_COMPRESSION"))  // else the sink's default
+            options.compression_level = std::atoi(level);
         auto sink = collector::make_hdf5_sink(options);
         if (!sink) {
             state.SkipWithError(sink.error().message().c_str());
@@ -109,7 +126,13 @@ static void BM_collector_ingest(benchmark::State &state)
         const size_t samples_end = frames.size() - static_cast<size_t>(jobs);
         double cpu_mark = thread_cpu_s();
         int64_t wall_mark = monotonic_ns();
-        int64_t last_tick = wall_mark;
+        // The collector sees a simulated receive clock that advances by
+        // k_sim_ns_per_message per message, so that what it does per message
+        // (which flushes fall due, how many rows each writes) does not depend
+        // on how fast this machine happens to run the loop.
+        int64_t sim_now = wall_mark;
+        int64_t last_tick = sim_now;
+        int64_t steady_from_ns = wall_mark;
         zmq::message_t frame;
         auto lap = [&](double &cpu_acc, double &wall_acc) {
             double c = thread_cpu_s();
@@ -120,16 +143,28 @@ static void BM_collector_ingest(benchmark::State &state)
             wall_mark = w;
         };
         for (size_t received = 0; received < frames.size(); ++received) {
-            if (received == starts_end)
+            if (received == starts_end) {
                 lap(cpu_start, wall_start);
-            if (received == samples_end)
+                steady_from_ns = wall_mark;
+            }
+            if (received == samples_end) {
                 lap(cpu_steady, wall_steady);
+                // The rows of the samples are written as part of the steady
+                // cost: one flush interval later every job is flushed.
+                sim_now += k_flush_interval_ns;
+                collector.tick(sim_now);
+                last_tick = sim_now;
+                lap(cpu_flush, wall_steady);
+                if (print_phases)
+                    std::fprintf(stderr, "steady phase (CLOCK_MONOTONIC, s): %.6f,%.6f\n",
+                                 static_cast<double>(steady_from_ns) / 1e9, static_cast<double>(wall_mark) / 1e9);
+            }
             (void)pull.recv(frame, zmq::recv_flags::none);
-            int64_t now = monotonic_ns();
-            collector.handle_frame(static_cast<const char *>(frame.data()), frame.size(), frame.more(), now);
-            if (now - last_tick >= 200'000'000) {
-                collector.tick(now);
-                last_tick = now;
+            sim_now += k_sim_ns_per_message;
+            collector.handle_frame(static_cast<const char *>(frame.data()), frame.size(), frame.more(), sim_now);
+            if (sim_now - last_tick >= 200'000'000) {
+                collector.tick(sim_now);
+                last_tick = sim_now;
             }
         }
         collector.close_all();
@@ -139,11 +174,17 @@ static void BM_collector_ingest(benchmark::State &state)
         if (collector.stats().accepted != frames.size())
             state.SkipWithError("not every message was accepted");
     }
-    std::filesystem::remove_all(dir);
+    if (std::getenv("COLMET_BENCH_KEEP"))  // keep the files of the last iteration (to compare sizes)
+        std::fprintf(stderr, "files kept in %s\n", dir.c_str());
+    else
+        std::filesystem::remove_all(dir);
     auto iterations = static_cast<double>(state.iterations());
-    state.counters["msgs_per_cpu_s"] = static_cast<double>(steady_messages) / cpu_steady;
-    state.counters["msgs_per_wall_s"] = static_cast<double>(steady_messages) / wall_steady;
-    state.counters["values_per_cpu_s"] = static_cast<double>(steady_messages) * 60 / cpu_steady;
+    const double steady = static_cast<double>(steady_messages);
+    state.counters["msgs_per_cpu_s"] = steady / (cpu_steady + cpu_flush);
+    state.counters["msgs_per_wall_s"] = steady / wall_steady;
+    state.counters["values_per_cpu_s"] = steady * 60 / (cpu_steady + cpu_flush);
+    state.counters["us_cpu_receive"] = cpu_steady * 1e6 / steady;  // per message: decode, validate, buffer, due flushes
+    state.counters["us_cpu_flush"] = cpu_flush * 1e6 / steady;     // per message: the final flush of its rows
     state.counters["job_start_ms_cpu"] = cpu_start * 1000 / (jobs * iterations);
     state.counters["job_end_ms_cpu"] = cpu_end * 1000 / (jobs * iterations);
     state.counters["frame_bytes"] = static_cast<double>(frames[frames.size() / 2].size());

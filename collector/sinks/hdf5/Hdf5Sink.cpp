@@ -131,6 +131,27 @@ void Hdf5Sink::consume_message(const wire::Message &msg, const Delivery &deliver
         end_of_host(job, now);
     else if (job.file->max_pending_rows() >= m_options.batch_rows)
         flush_job(job, now);
+    // Last: recording an overlap may reopen another job's file and so close this one.
+    for (const auto &[a, b] : m_sharing.observe(msg.host, msg.job_id, msg.kind, msg.time_ns))
+        record_overlap(a, msg.host, b, now);
+}
+
+void Hdf5Sink::record_overlap(const std::string &job_id, const std::string &host, const std::string &other,
+                              int64_t now_ns)
+{
+    auto it = m_jobs.find(job_id);
+    if (it == m_jobs.end())
+        return;
+    JobState &job = *it->second;
+    auto &agg = job.hosts[host];
+    if (!agg.overlapping_jobs.insert(other).second)
+        return;
+    agg.dirty = true;
+    if (job.file)
+        return;  // written at the job's next flush
+    // The job's file is closed (it ended, or was idle or evicted): write the attribute now.
+    if (ensure_open(job, now_ns))
+        close_job(job);
 }
 
 bool Hdf5Sink::ensure_open(JobState &job, int64_t now_ns)
@@ -237,10 +258,12 @@ void Hdf5Sink::tick(int64_t now_mono_ns) noexcept
                 close_job(job);
             else if (job.file && now_mono_ns - job.last_flush_ns >= flush_ns && needs_flush(job))
                 flush_job(job, now_mono_ns);
-            if (idle && !job.file)
+            if (idle && !job.file) {
+                m_sharing.forget(job.job_id);
                 it = m_jobs.erase(it);  // the file holds all we know; a later message restores it
-            else
+            } else {
                 ++it;
+            }
         }
     } catch (const std::exception &e) {
         ++m_stats.write_errors;

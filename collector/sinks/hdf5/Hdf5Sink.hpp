@@ -17,6 +17,7 @@
 
 #include "collector/Sink.hpp"
 #include "collector/sinks/hdf5/JobSummary.hpp"
+#include "collector/sinks/hdf5/NodeSharing.hpp"
 #include "common/log.hpp"
 #include "common/result.hpp"
 
@@ -35,7 +36,7 @@ struct JobState;
 
 struct Hdf5Options {
     std::filesystem::path dir;     // output directory, created if missing
-    int compression_level = 4;     // deflate level 0..9 (0 = no compression)
+    int compression_level = 1;     // deflate level 0..9 (0 = no compression; see docs/performance.md)
     double flush_interval_s = 5;   // buffered rows reach the file at least this often
     size_t max_open_files = 256;   // least recently used files are closed beyond this
     double idle_close_s = 300;     // close the file of a job silent for this long
@@ -80,11 +81,13 @@ private:
     void end_of_host(hdf5::JobState &job, int64_t now_ns);
     void close_job(hdf5::JobState &job);
     void close_least_recently_used();
+    void record_overlap(const std::string &job_id, const std::string &host, const std::string &other, int64_t now_ns);
     void report(const std::string &job_id, const Error &error);
 
     Hdf5Options m_options;
     JobMap m_jobs;  // by original job id
     size_t m_open_files = 0;
+    hdf5::NodeSharing m_sharing;  // which jobs shared each host, for overlapping_jobs
     Hdf5SinkStats m_stats;
     log::RateLimiter m_log_limit{10, std::chrono::seconds(60)};
 };

@@ -34,8 +34,9 @@ constexpr std::array<Tracked, 9> k_tracked{{
 
 // The host group attributes the sink writes itself; meta keys never take
 // these names.
-constexpr std::array<std::string_view, 8> k_reserved{"hostname",   "sender",  "samples_received", "samples_lost",
-                                                     "first_ns",   "last_ns", "job_start_ns",     "job_end_ns"};
+constexpr std::array<std::string_view, 9> k_reserved{"hostname",     "sender",  "samples_received",
+                                                     "samples_lost", "first_ns", "last_ns",
+                                                     "job_start_ns", "job_end_ns", "overlapping_jobs"};
 
 double parse_cpus(const std::string &text)
 {
@@ -94,6 +95,8 @@ Result<void> restore_backend(hid_t host_group, std::string_view backend, HostAgg
 
 bool summary_backend(std::string_view backend)
 {
+    if (backend == "rapl")
+        return true;
     return std::any_of(k_tracked.begin(), k_tracked.end(), [&](const Tracked &t) { return t.backend == backend; });
 }
 
@@ -101,6 +104,16 @@ void observe_value(HostAggregate &host, std::string_view backend, std::string_vi
 {
     if (std::isnan(value))
         return;
+    if (backend == "rapl") {
+        auto it = host.rapl.find(metric);
+        if (it == host.rapl.end())
+            it = host.rapl.emplace(std::string(metric), HostAggregate::Energy{}).first;
+        auto &e = it->second;
+        if (!std::isnan(e.last))
+            e.total += value >= e.last ? value - e.last : value;
+        e.last = value;
+        return;
+    }
     for (const auto &t : k_tracked) {
         if (t.backend != backend || t.metric != metric)
             continue;
@@ -142,6 +155,20 @@ void observe_message(HostAggregate &host, const wire::Message &msg, uint64_t los
     host.dirty = true;
 }
 
+double host_energy_j(const HostAggregate &host)
+{
+    double sum = HostAggregate::k_unknown;
+    auto add = [&](double v) { sum = std::isnan(sum) ? v : sum + v; };
+    for (const auto &[metric, e] : host.rapl)
+        if (metric.ends_with("_package") || metric.ends_with("_dram"))
+            add(e.total);
+    if (std::isnan(sum))
+        for (const auto &[metric, e] : host.rapl)
+            if (metric.starts_with("psys"))
+                add(e.total);
+    return sum;
+}
+
 JobSummary summarize(const std::string &job_id, const HostMap &hosts)
 {
     JobSummary s;
@@ -164,6 +191,8 @@ JobSummary summarize(const std::string &job_id, const HostMap &hosts)
             s.ended_ns = any_ended ? std::max(s.ended_ns, h.job_end_ns) : h.job_end_ns;
             any_ended = true;
         }
+        if (double e = host_energy_j(h); !std::isnan(e))
+            s.energy_j = std::isnan(s.energy_j) ? e : s.energy_j + e;
         double peak = std::isnan(h.memory_peak) ? h.memory_current : h.memory_peak;
         if (!std::isnan(peak) && (std::isnan(s.peak_memory_bytes) || peak > s.peak_memory_bytes))
             s.peak_memory_bytes = peak;
@@ -206,6 +235,9 @@ Result<void> write_host_attrs(hid_t group, const std::string &hostname, HostAggr
         results.push_back(write_i64_attr(group, "job_start_ns", host.job_start_ns));
     if (host.ended)
         results.push_back(write_i64_attr(group, "job_end_ns", host.job_end_ns));
+    if (!host.overlapping_jobs.empty())
+        results.push_back(write_strs_attr(
+            group, "overlapping_jobs", std::vector<std::string>(host.overlapping_jobs.begin(), host.overlapping_jobs.end())));
     for (const auto &[key, value] : host.pending_meta)
         results.push_back(write_str_attr(group, meta_attr_name(key).c_str(), value));
     host.pending_meta.clear();
@@ -257,7 +289,9 @@ Result<void> restore_hosts(hid_t file, HostMap &hosts)
         }
         if (auto v = read_str_attr(g, meta_attr_name("cpus").c_str()))
             h.cpus = parse_cpus(*v);
-        for (std::string_view backend : {"cgroup_cpu", "cgroup_memory", "cgroup_io", "processes"})
+        if (auto v = read_strs_attr(g, "overlapping_jobs"))
+            h.overlapping_jobs.insert(v->begin(), v->end());
+        for (std::string_view backend : {"cgroup_cpu", "cgroup_memory", "cgroup_io", "processes", "rapl"})
             if (auto r = restore_backend(g, backend, h); !r)
                 return r.error().with_context("restore host " + *hostname);
     }

@@ -12,6 +12,7 @@
 
 #include <cstdint>
 #include <map>
+#include <set>
 #include <string>
 #include <string_view>
 #include <utility>
@@ -44,6 +45,16 @@ struct HostAggregate {
     // Maxima of gauges.
     double memory_peak = k_unknown;
     double memory_current = k_unknown;
+    // Backend "rapl" (node scope): per metric, the last value and the energy
+    // added since the first one (a value below the last one, a restarted
+    // sampler, adds from 0).
+    struct Energy {
+        double last = k_unknown;
+        double total = 0;
+    };
+    std::map<std::string, Energy, std::less<>> rapl;
+    // Other jobs that ran on this host at the same time (NodeSharing).
+    std::set<std::string> overlapping_jobs;
     // job_start meta not yet written to the file.
     std::vector<std::pair<std::string, std::string>> pending_meta;
     bool dirty = false;  // host attributes must be rewritten at the next flush
@@ -60,6 +71,10 @@ void observe_value(HostAggregate &host, std::string_view backend, std::string_vi
 
 // True when the summary uses some metric of this backend.
 bool summary_backend(std::string_view backend);
+
+// The energy of one host over the job (J): the rapl package and dram
+// domains summed ("*_package", "*_dram"), else psys; NaN without rapl data.
+double host_energy_j(const HostAggregate &host);
 
 // The summary of a job from its hosts.
 JobSummary summarize(const std::string &job_id, const HostMap &hosts);

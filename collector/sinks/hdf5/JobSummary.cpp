@@ -15,7 +15,7 @@ struct F64Field {
     double JobSummary::*field;
 };
 
-constexpr std::array<F64Field, 11> k_f64_fields{{
+constexpr std::array<F64Field, 12> k_f64_fields{{
     {"duration_s", &JobSummary::duration_s},
     {"cpu_time_s", &JobSummary::cpu_time_s},
     {"user_time_s", &JobSummary::user_time_s},
@@ -27,6 +27,7 @@ constexpr std::array<F64Field, 11> k_f64_fields{{
     {"write_bytes", &JobSummary::write_bytes},
     {"read_chars", &JobSummary::read_chars},
     {"write_chars", &JobSummary::write_chars},
+    {"energy_j", &JobSummary::energy_j},
 }};
 
 struct U64Field {

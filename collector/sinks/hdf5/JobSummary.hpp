@@ -29,6 +29,7 @@ struct JobSummary {
     double write_bytes = k_unknown;   // cgroup_io write_bytes
     double read_chars = k_unknown;    // processes read_chars, last value per host, summed
     double write_chars = k_unknown;   // processes write_chars
+    double energy_j = k_unknown;      // rapl (node scope) package + dram energy over the job, summed over hosts
     uint64_t samples_received = 0;    // messages stored (job_start, sample, job_end), all hosts
     uint64_t samples_lost = 0;        // messages known lost (sequence gaps, sender drops)
     uint64_t hosts = 0;

@@ -23,6 +23,7 @@ constexpr hsize_t k_chunk_target_bytes = 8 * 1024;
 constexpr hsize_t k_min_chunk_rows = 32;
 constexpr hsize_t k_max_chunk_rows = 4096;
 constexpr hsize_t k_time_chunk_rows = 1024;  // 8 KiB of int64
+constexpr size_t k_initial_rows = 32;         // row buffer capacity reserved at the first append
 
 hsize_t chunk_rows_for(size_t n_metrics)
 {
@@ -153,6 +154,12 @@ Result<Segment::Datasets> Segment::open_datasets() const
 void Segment::append(int64_t time_ns, const std::vector<double> &values)
 {
     const size_t n = m_metrics.size();
+    if (m_times.capacity() == 0) {
+        // Room for the rows of a few flush intervals at once; flush() keeps
+        // the capacity, so steady appends do not allocate.
+        m_times.reserve(k_initial_rows);
+        m_buffer.reserve(k_initial_rows * n);
+    }
     m_times.push_back(time_ns);
     const size_t copied = std::min(n, values.size());
     m_buffer.insert(m_buffer.end(), values.begin(), values.begin() + static_cast<std::ptrdiff_t>(copied));

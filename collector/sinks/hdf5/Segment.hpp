@@ -21,7 +21,7 @@
 namespace colmet::collector::hdf5 {
 
 struct SegmentOptions {
-    int compression_level = 4;  // deflate level; 0 = no filters
+    int compression_level = 1;  // deflate level; 0 = no filters
 };
 
 class Segment {
