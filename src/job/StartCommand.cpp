@@ -192,6 +192,19 @@ int do_start(const StartOptions &o)
         record.perf_cgroup_created = stale->perf_cgroup_created;
     }
 
+    // Whether the job's perf_event directory predates us, decided before
+    // --create-cgroup (which makes it in every mounted hierarchy, perf_event
+    // included): stop removes it only when start made it.
+    const bool v1 = cgfs.detect() == cgroup::Version::v1;
+    const std::string rel_tail = relative->substr(std::min(relative->size(), relative->find_first_not_of('/')));
+    Result<fs::path> perf_root = Error(Errc::unsupported, "cgroup v2: no separate perf_event hierarchy");
+    bool perf_dir_existed = false;
+    if (v1) {
+        perf_root = node::backends::perfhw::ensure_perf_event_hierarchy(o.cgroup_root);
+        if (perf_root)
+            perf_dir_existed = fs::is_directory(*perf_root / rel_tail, ec);
+    }
+
     if (o.create_cgroup) {
         auto existing = cgfs.resolve(*relative);
         if (!existing && existing.error().code() == Errc::not_found) {
@@ -217,27 +230,21 @@ int do_start(const StartOptions &o)
     }
 
     // The perf_event cgroup the counters attach to: on v1 its own hierarchy
-    // (mounted when no one has), at the job's relative path.
-    if (cgfs.detect() == cgroup::Version::v1) {
-        auto perf_root = node::backends::perfhw::ensure_perf_event_hierarchy(o.cgroup_root);
+    // (mounted above when no one had), at the job's relative path.
+    if (v1) {
         if (!perf_root) {
             spdlog::warn("job {}: no perf_event hierarchy ({}); perf counters will not be available",
                          o.job_id, perf_root.error().message());
+        } else if (auto dir = node::backends::perfhw::ensure_job_perf_cgroup(*perf_root, *relative); !dir) {
+            spdlog::warn("job {}: cannot create its perf_event cgroup: {}", o.job_id, dir.error().message());
         } else {
-            const fs::path perf_dir = *perf_root / relative->substr(relative->find_first_not_of('/'));
-            const bool existed = fs::is_directory(perf_dir, ec);
-            if (auto dir = node::backends::perfhw::ensure_job_perf_cgroup(*perf_root, *relative); !dir) {
-                spdlog::warn("job {}: cannot create its perf_event cgroup: {}", o.job_id, dir.error().message());
-            } else {
-                record.perf_root = perf_root->string();
-                record.perf_cgroup_created = record.perf_cgroup_created || !existed;
-            }
+            record.perf_root = perf_root->string();
+            record.perf_cgroup_created = record.perf_cgroup_created || !perf_dir_existed;
         }
     }
 
     if (!record.perf_root.empty())
-        move_existing_procs(*paths, fs::path(record.perf_root) / relative->substr(relative->find_first_not_of('/')),
-                            o.job_id);
+        move_existing_procs(*paths, fs::path(record.perf_root) / rel_tail, o.job_id);
 
     const NodeDefaults defaults = read_node_defaults(o.config);
     record.period_s = spec.period_s ? *spec.period_s : o.period_s > 0 ? o.period_s : defaults.period_s;
@@ -257,7 +264,8 @@ int do_start(const StartOptions &o)
                                      "--user", o.user,
                                      "--sample-period", std::to_string(record.period_s),
                                      "--zeromq-uri", record.collector,
-                                     "--log-file", o.log_file};
+                                     "--log-file", o.log_file,
+                                     "--control-dir", o.run_dir};
     if (o.config != k_default_config)
         argv.insert(argv.end(), {"--config", o.config});
     if (o.sysfs_root != "/sys")

@@ -65,6 +65,11 @@ int do_stop(const StopOptions &o)
                      record->pid);
     }
     (void)remove_created_cgroups(*record);
+    // A sampler that was killed leaves its control socket behind.
+    fs::path socket = file;
+    socket.replace_extension(".ctl");
+    if (fs::is_socket(fs::symlink_status(socket, ec)))
+        fs::remove(socket, ec);
     fs::remove(file, ec);
     return 0;
 }
