@@ -5,7 +5,7 @@
 #
 #   1. mandoc -T lint -W warning on every page in this directory;
 #   2. groff -man -ww -z on every page, when groff is installed;
-#   3. for each program (colmet-node, colmet-collector, colmet-job found in
+#   3. for each program (colmet-node, colmet-collector, colmet-job, colmet-ctl found in
 #      BIN_DIR, or PROGRAM given by path): every long option its --help
 #      prints (and the --help of each of its subcommands) must appear in its
 #      page <program>.<section> of this directory, and every long option the
@@ -17,7 +17,7 @@
 set -u
 
 man_dir=$(cd "$(dirname "$0")" && pwd)
-programs="colmet-node colmet-collector colmet-job"
+programs="colmet-node colmet-collector colmet-job colmet-ctl"
 status=0
 
 fail() {
@@ -58,7 +58,7 @@ command -v groff >/dev/null 2>&1 || echo "note: groff is not installed; only man
 # start with blanks and a dash ("  -s,--sample-period FLOAT ..." gives
 # --sample-period; "  -c,--config=/etc/..." gives --config).
 help_options() {
-    sed -n 's/^ \{1,\}\(-[^ =]*\).*/\1/p' | tr ',' '\n' | grep -E '^--[a-z0-9][a-z0-9-]*$' | sort -u
+    sed -n 's/^ \{1,\}\(-[^ =]*\).*/\1/p' | tr ',' '\n' | grep -E '^--[a-z0-9][A-Za-z0-9-]*$' | sort -u
 }
 
 # The subcommands a CLI11 help text lists under "Subcommands:".
@@ -78,7 +78,7 @@ page_options() {
         /^\.SH/ { in_options = ($0 ~ /^\.SH +"?OPTIONS"?$/); next }
         in_options && /^\.TP/ { tag = 1; next }
         in_options && tag { tag = 0; print }
-    ' | grep -oE -- '--[a-z0-9][a-z0-9-]*' | sort -u
+    ' | grep -oE -- '--[a-z0-9][A-Za-z0-9-]*' | sort -u
 }
 
 check_program() {
@@ -109,7 +109,7 @@ check_program() {
     fi
     page_text "$page" >"$tmp/page"
     for opt in $known; do
-        if ! grep -qE -- "(^|[^a-z0-9-])$opt([^a-z0-9-]|\$)" "$tmp/page"; then
+        if ! grep -qE -- "(^|[^A-Za-z0-9-])$opt([^A-Za-z0-9-]|\$)" "$tmp/page"; then
             fail "$name: $opt is in --help but not in $(basename "$page")"
         fi
     done

@@ -11,6 +11,12 @@ packages=(
   # tests, fuzzing, benchmarks
   libgtest-dev libgmock-dev googletest libbenchmark-dev bats clang libclang-rt-14-dev
   hdf5-tools python3-h5py python3-numpy mandoc procps linux-perf
+  # Slurm SPANK plugin (spank.h) and its one-node cluster test
+  libslurm-dev slurmctld slurmd slurm-client munge
+  # OAR 2.5.9 hooks tests (tests/integration/oar): the JRM and oardodo, and a
+  # complete one-machine OAR (PostgreSQL, Almighty, the node sshd, oarsub)
+  oar-common oar-server oar-server-pgsql oar-node oar-user oar-user-pgsql liboar-perl
+  libdbd-pg-perl postgresql-15 openssh-server
 )
 
 if [ "$(id -u)" -ne 0 ]; then

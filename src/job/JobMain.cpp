@@ -7,6 +7,7 @@
 
 #include <CLI/CLI.hpp>
 
+#include <algorithm>
 #include <string_view>
 
 namespace colmet::job {
@@ -47,6 +48,14 @@ int job_main(int argc, char **argv)
                         "Events for --enable-perfhw, comma-separated (default: colmet-node's)")
         ->expected(1)
         ->multi_option_policy(CLI::MultiOptionPolicy::TakeAll);
+    for (const auto &f : node::node_backends())  // --enable-RAPL, --enable-temperature, ...
+        run_cmd->add_flag_callback(
+            std::string(f.option), [&run, name = std::string(f.name)] {
+                auto &list = run.node_backends;
+                if (std::find(list.begin(), list.end(), name) == list.end())
+                    list.push_back(name);
+            },
+            "Also run colmet-node's node-level backend " + std::string(f.name) + " (" + std::string(f.description) + ")");
     run_cmd->add_flag("-q,--quiet", run.quiet, "Do not print the summary");
     run_cmd->add_flag("-v,--verbose", verbosity, "More log output (-v info, -vv debug)");
     run_cmd->add_option("command", run.command, "The command and its arguments, after --");

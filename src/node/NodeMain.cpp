@@ -7,11 +7,13 @@
 #include "common/config_section.hpp"
 #include "common/log.hpp"
 #include "common/names.hpp"
+#include "node/NodeControl.hpp"
 #include "node/NodeOptions.hpp"
 #include "node/Sampler.hpp"
 #include "node/backends/perfhw/MappingFile.hpp"
 #include "node/backends/perfhw/PerfEventSpec.hpp"
 #include "node/backends/perfhw/PerfhwBackend.hpp"
+#include "node/backends/NodeBackends.hpp"
 #include "node/backends/registry.hpp"
 #include "wire/rules.hpp"
 
@@ -66,7 +68,29 @@ void add_options(CLI::App &app, NodeOptions &o)
     app.add_option("--perfhw-mapping-dir", o.perfhw_mapping_dir,
                    "Write perfhw_mapping.<time>.csv (counter_N to event name) into this directory")
         ->check(CLI::ExistingDirectory);
-    app.add_option("--sysfs-root", o.sysfs_root, "Where sysfs is mounted (PMU descriptions, online CPUs)")
+    app.add_option("--control-dir", o.control_dir,
+                   "Directory of the job's control socket <dir>/<job id>.ctl for colmet-ctl (empty: none)")
+        ->capture_default_str();
+    app.add_option("--legacy-control-uri", o.legacy_control_uri,
+                   "Also accept the original colmet configure message on this tcp:// endpoint (UNAUTHENTICATED)")
+        ->check([](const std::string &uri) {
+            return uri.rfind("tcp://", 0) == 0 ? std::string() : "must be a tcp:// endpoint";
+        });
+    app.add_flag("--enable-RAPL", o.enable_rapl,
+                 "Energy of the node's CPU packages and RAPL domains (powercap or perf power PMU), in J");
+    app.add_option("--rapl-mapping-dir", o.rapl_mapping_dir,
+                   "Write the original's RAPL_mapping.<time>.csv into this directory")
+        ->check(CLI::ExistingDirectory);
+    app.add_flag("--enable-temperature", o.enable_temperature,
+                 "Temperatures of the node's thermal zones and hwmon sensors, in degC");
+    app.add_option("--temperature-mapping-dir", o.temperature_mapping_dir,
+                   "Write the original's temperature_mapping.<time>.csv into this directory")
+        ->check(CLI::ExistingDirectory);
+    app.add_flag("--enable-infiniband", o.enable_infiniband,
+                 "InfiniBand/Omni-Path port counters of the node (bytes, packets)");
+    app.add_flag("--enable-lustre", o.enable_lustre, "Lustre client statistics of the node's mounts (llite stats)");
+    app.add_option("--sysfs-root", o.sysfs_root,
+                   "Where sysfs is mounted (PMU descriptions, online CPUs, node-level backends)")
         ->capture_default_str();
     app.add_option("--meta", o.meta, "Extra KEY=VALUE metadata for the job (repeatable)");
     app.add_option("--log-file", o.log_file, "Log to this file instead of stderr");
@@ -215,10 +239,22 @@ int run(const NodeOptions &o)
         }
     }
 
+    NodeBackendRequest node_request{{o.sysfs_root, o.proc_root}, {}, o.rapl_mapping_dir, o.temperature_mapping_dir};
+    for (auto [on, name] : {std::pair{o.enable_rapl, "rapl"}, std::pair{o.enable_temperature, "temperature"},
+                            std::pair{o.enable_infiniband, "infiniband"}, std::pair{o.enable_lustre, "lustre"}})
+        if (on)
+            node_request.enabled.emplace_back(name);
+    for (auto &b : make_node_backends(node_request, realtime_ns()))
+        backends.push_back(std::move(b));
+
     SamplerConfig config;
     config.job_id = o.job_id;
     config.host = o.hostname.empty() ? default_hostname() : o.hostname;
     config.period_s = o.period_s;
+    config.collector_uri = o.zmq.uri;
+    if (o.enable_perfhw)
+        if (auto names = backends::perfhw::split_event_list(o.perfhw_list))
+            config.perfhw_events = std::move(*names);
     config.cgroup_dir = paths->version == cgroup::Version::v2 || paths->controllers.empty()
                             ? paths->unified.string()
                             : paths->controllers.front().second.string();
@@ -237,7 +273,13 @@ int run(const NodeOptions &o)
     }
 
     spdlog::info("sampling job {} ({}) every {} s to {}", o.job_id, paths->relative, o.period_s, o.zmq.uri);
+    bool perfhw_running = false;
+    for (const auto &b : backends)
+        perfhw_running = perfhw_running || b->name() == "perfhw";
     Sampler sampler(std::move(config), std::move(backends), std::move(*transport));
+    attach_control(sampler, ctx,
+                   {o.control_dir, o.legacy_control_uri, o.user, perfhw_running,
+                    {o.cgroup_root, o.sysfs_root, o.perfhw_mapping_dir}});
     sampler.run();
     return 0;
 }
@@ -264,6 +306,9 @@ int node_main(int argc, char **argv)
         [] {
             for (const auto &f : job_backends())
                 std::printf("%-16s %s\n", std::string(f.name).c_str(), std::string(f.description).c_str());
+            for (const auto &f : node_backends())
+                std::printf("%-16s %s (node; %s)\n", std::string(f.name).c_str(), std::string(f.description).c_str(),
+                            std::string(f.option).c_str());
             throw CLI::Success();
         },
         "List the backends and exit");
