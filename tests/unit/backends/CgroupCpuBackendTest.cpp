@@ -151,7 +151,7 @@ TEST(CgroupCpuBackendTest, v1_without_cpu_controller_keeps_cpu_time)
     auto v = test::sample(*b);
     EXPECT_DOUBLE_EQ(value(*b, v, "usage"), 2.5);
     EXPECT_TRUE(std::isnan(value(*b, v, "nr_periods")));
-    EXPECT_EQ(b->status(), "cpu.stat: cpu controller not mounted");
+    EXPECT_EQ(b->status(), "cpu.stat: no job directory in the cpu hierarchy");
 }
 
 TEST(CgroupCpuBackendTest, factory_fails_without_the_controller)
@@ -161,7 +161,7 @@ TEST(CgroupCpuBackendTest, factory_fails_without_the_controller)
     auto unmounted = make_cgroup_cpu_backend(test::context(test::v1_paths(tree.root(), {"memory"})));
     ASSERT_FALSE(unmounted);
     EXPECT_EQ(unmounted.error().code(), Errc::unsupported);
-    EXPECT_EQ(unmounted.error().message(), "cgroup_cpu: cpuacct controller not mounted");
+    EXPECT_EQ(unmounted.error().message(), "cgroup_cpu: no job directory in the cpuacct hierarchy (not mounted, or the scheduler made none there)");
 
     std::filesystem::remove_all(tree.path("cpuacct/job"));
     auto gone = make_cgroup_cpu_backend(test::context(test::v1_paths(tree.root(), {"cpuacct"})));

@@ -125,7 +125,7 @@ TEST(CgroupMemoryBackendTest, factory_failures)
     auto unmounted = make_cgroup_memory_backend(test::context(test::v1_paths(tree.root(), {"cpuacct"})));
     ASSERT_FALSE(unmounted);
     EXPECT_EQ(unmounted.error().code(), Errc::unsupported);
-    EXPECT_EQ(unmounted.error().message(), "cgroup_memory: memory controller not mounted");
+    EXPECT_EQ(unmounted.error().message(), "cgroup_memory: no job directory in the memory hierarchy (not mounted, or the scheduler made none there)");
 
     std::filesystem::remove_all(tree.path("memory/job"));
     auto gone = make_cgroup_memory_backend(test::context(test::v1_paths(tree.root(), {"memory"})));
@@ -217,7 +217,7 @@ TEST(CgroupIoBackendTest, factory_failures)
     tree.copy_fixture("backends/v1");
     auto unmounted = make_cgroup_io_backend(test::context(test::v1_paths(tree.root(), {"memory"})));
     ASSERT_FALSE(unmounted);
-    EXPECT_EQ(unmounted.error().message(), "cgroup_io: blkio controller not mounted");
+    EXPECT_EQ(unmounted.error().message(), "cgroup_io: no job directory in the blkio hierarchy (not mounted, or the scheduler made none there)");
     test::FakeTree bare;
     bare.mkdir("blkio/job");
     auto no_files = make_cgroup_io_backend(test::context(test::v1_paths(bare.root(), {"blkio"})));

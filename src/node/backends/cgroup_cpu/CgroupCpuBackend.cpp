@@ -65,7 +65,7 @@ private:
             }
         }
         if (!m_f.cpu_mounted) {
-            note_once("cpu.stat: cpu controller not mounted");
+            note_once("cpu.stat: no job directory in the cpu hierarchy");
         } else if (std::string_view text; m_f.cpu_stat.read(text, m_problems)) {
             if (auto st = parse_v1_cpu_stat(text)) {
                 store(values, k_nr_periods, st->nr_periods, 1.0, m_problems, "cpu.stat", "nr_periods");

@@ -15,7 +15,7 @@ Result<std::filesystem::path> controller_dir(const cgroup::CgroupPaths &paths, s
     auto dir = paths.dir_for(controller);
     if (dir.empty()) {
         std::string what = paths.version == cgroup::Version::v2 ? std::string("no cgroup v2 directory for the job")
-                                                                 : std::string(controller) + " controller not mounted";
+                                                                 : "no job directory in the " + std::string(controller) + " hierarchy (not mounted, or the scheduler made none there)";
         return Error(Errc::unsupported, std::string(backend) + ": " + what);
     }
     std::error_code ec;
