@@ -1,5 +1,7 @@
 #include "job/Detach.hpp"
 
+#include "job/Process.hpp"
+
 #include <cerrno>
 #include <csignal>
 #include <fcntl.h>
@@ -88,10 +90,7 @@ ssize_t read_full(int fd, void *buf, size_t len)
     for (int sig = 1; sig < NSIG; ++sig)
         if (sig != SIGKILL && sig != SIGSTOP)
             ::signal(sig, SIG_DFL);
-    sigset_t mask;
-    sigemptyset(&mask);
-    sigaddset(&mask, SIGTERM);
-    sigaddset(&mask, SIGINT);
+    sigset_t mask = term_signals();
     ::sigprocmask(SIG_SETMASK, &mask, nullptr);
     ::execv(args[0], args);
     int err = errno;
@@ -106,10 +105,7 @@ Result<pid_t> spawn_detached(const std::vector<std::string> &argv, const fs::pat
     if (argv.empty())
         return Error::invalid("spawn: empty command");
     // Everything the children need is built before fork().
-    std::vector<char *> args;
-    for (const auto &a : argv)
-        args.push_back(const_cast<char *>(a.c_str()));
-    args.push_back(nullptr);
+    std::vector<char *> args = exec_argv(argv);
     std::vector<std::string> procs_files;
     for (const auto &p : root_cgroup_procs_files(cgroup_root))
         procs_files.push_back(p.string());
@@ -129,10 +125,7 @@ Result<pid_t> spawn_detached(const std::vector<std::string> &argv, const fs::pat
 
     // SIGTERM must not be deliverable in the daemon before colmet-node blocks
     // it: block it around fork() (the children inherit the mask).
-    sigset_t term, saved;
-    sigemptyset(&term);
-    sigaddset(&term, SIGTERM);
-    sigaddset(&term, SIGINT);
+    sigset_t term = term_signals(), saved;
     ::sigprocmask(SIG_BLOCK, &term, &saved);
     pid_t first = ::fork();
     if (first < 0) {

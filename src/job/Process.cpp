@@ -25,21 +25,34 @@ void redirect(const std::string &path, int target)
 
 } // namespace
 
+std::vector<char *> exec_argv(const std::vector<std::string> &argv)
+{
+    std::vector<char *> args;
+    args.reserve(argv.size() + 1);
+    for (const auto &a : argv)
+        args.push_back(const_cast<char *>(a.c_str()));
+    args.push_back(nullptr);
+    return args;
+}
+
+sigset_t term_signals()
+{
+    sigset_t set;
+    sigemptyset(&set);
+    sigaddset(&set, SIGTERM);
+    sigaddset(&set, SIGINT);
+    return set;
+}
+
 Result<pid_t> spawn(const std::vector<std::string> &argv, const SpawnOptions &options)
 {
     if (argv.empty())
         return Error::invalid("spawn: empty command");
-    std::vector<char *> args;
-    for (const auto &a : argv)
-        args.push_back(const_cast<char *>(a.c_str()));
-    args.push_back(nullptr);
+    std::vector<char *> args = exec_argv(argv);
 
     // With keep_term_blocked the child must never run a moment with SIGTERM
     // deliverable: block it around fork() so the child starts blocked.
-    sigset_t term, saved;
-    sigemptyset(&term);
-    sigaddset(&term, SIGTERM);
-    sigaddset(&term, SIGINT);
+    sigset_t term = term_signals(), saved;
     if (options.keep_term_blocked)
         sigprocmask(SIG_BLOCK, &term, &saved);
     pid_t pid = ::fork();

@@ -3,6 +3,7 @@
 
 #include "common/result.hpp"
 
+#include <csignal>
 #include <sys/types.h>
 
 #include <filesystem>
@@ -19,6 +20,14 @@ struct SpawnOptions {
     std::string stdout_path;              // empty: inherit
     std::string stderr_path;              // empty: inherit
 };
+
+// argv as execv() takes it (pointers into `argv`, which must outlive them),
+// built before fork() so that the child only calls async-signal-safe code.
+std::vector<char *> exec_argv(const std::vector<std::string> &argv);
+
+// SIGTERM and SIGINT: what a spawned colmet program reads from a signalfd,
+// kept blocked around fork() and across exec().
+sigset_t term_signals();
 
 // fork + exec argv[0] (a path) with the given arguments. Every fd but 0, 1
 // and 2 is closed in the child.
