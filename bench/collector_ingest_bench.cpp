@@ -58,30 +58,39 @@ static void BM_collector_ingest(benchmark::State &state)
     mallopt(M_TRIM_THRESHOLD, 64 << 20);  // as colmet-collector does
     mallopt(M_MMAP_THRESHOLD, 4 << 20);
 
-    // Pre-encode every message: job_start for each job, then samples
-    // interleaved across jobs, then job_end for each job.
-    std::vector<std::string> frames;
-    frames.reserve(static_cast<size_t>(jobs) * static_cast<size_t>(samples_per_job + 2));
-    auto add = [&](int job, uint64_t seq, wire::MessageKind kind) {
-        auto m = bench::realistic_message("job-" + std::to_string(job), seq);
-        // One job per node, as on a cluster of exclusive nodes: node-scope
-        // bookkeeping (NodeSharing) then sees one job per host.
-        m.host = "node-" + std::to_string(job) + ".cluster.example.org";
+    // One message template per job (one job per node, as on a cluster of
+    // exclusive nodes: node-scope bookkeeping then sees one job per host).
+    // The sender thread fills in seq, time and values and encodes each
+    // message as it sends it, so a long steady phase needs no memory for
+    // pre-encoded frames; its CPU is not counted (it is the samplers' work).
+    std::vector<wire::Message> templates;
+    templates.reserve(static_cast<size_t>(jobs));
+    for (int j = 0; j < jobs; ++j) {
+        auto m = bench::realistic_message("job-" + std::to_string(j), 0);
+        m.host = "node-" + std::to_string(j) + ".cluster.example.org";
         m.sender = m.host + "/31337/1764670000000000000";
-        m.kind = kind;
-        if (kind == wire::MessageKind::job_start)
+        templates.push_back(std::move(m));
+    }
+    const size_t total_frames = static_cast<size_t>(jobs) * static_cast<size_t>(samples_per_job + 2);
+    // Frame i: job_start of every job, then samples interleaved across jobs,
+    // then job_end of every job.
+    auto encode_frame = [&](size_t i, std::string &out) {
+        const size_t n_jobs = static_cast<size_t>(jobs);
+        const size_t job = i % n_jobs;
+        const uint64_t seq = i / n_jobs;
+        wire::Message &m = templates[job];
+        bench::set_sample(m, seq);
+        m.kind = seq == 0 ? wire::MessageKind::job_start
+                          : (seq == static_cast<uint64_t>(samples_per_job + 1) ? wire::MessageKind::job_end
+                                                                               : wire::MessageKind::sample);
+        if (m.kind == wire::MessageKind::job_start)
             m.meta = {{"user", "bench"}, {"cpus", "4"}};
-        std::string bytes;
-        (void)wire::encode(m, bytes);
-        frames.push_back(std::move(bytes));
+        else
+            m.meta.clear();
+        (void)wire::encode(m, out);
     };
-    for (int j = 0; j < jobs; ++j)
-        add(j, 0, wire::MessageKind::job_start);
-    for (int s = 1; s <= samples_per_job; ++s)
-        for (int j = 0; j < jobs; ++j)
-            add(j, static_cast<uint64_t>(s), wire::MessageKind::sample);
-    for (int j = 0; j < jobs; ++j)
-        add(j, static_cast<uint64_t>(samples_per_job + 1), wire::MessageKind::job_end);
+    std::string middle_frame;
+    encode_frame(total_frames / 2, middle_frame);
 
     auto dir = std::filesystem::temp_directory_path() / ("colmet-bench-" + std::to_string(getpid()));
     double cpu_start = 0, wall_start = 0, cpu_steady = 0, cpu_flush = 0, wall_steady = 0, cpu_end = 0, wall_end = 0;
@@ -116,14 +125,17 @@ static void BM_collector_ingest(benchmark::State &state)
             push.set(zmq::sockopt::sndhwm, 100000);
             push.set(zmq::sockopt::linger, -1);
             push.connect(endpoint);
-            for (const auto &f : frames)
-                push.send(zmq::buffer(f), zmq::send_flags::none);
+            std::string bytes;
+            for (size_t i = 0; i < total_frames; ++i) {
+                encode_frame(i, bytes);
+                push.send(zmq::buffer(bytes), zmq::send_flags::none);
+            }
         });
 
         // Three phases, timed apart: job starts (file creation), the steady
         // stream of samples (the ingest rate), job ends (summaries, closes).
         const size_t starts_end = static_cast<size_t>(jobs);
-        const size_t samples_end = frames.size() - static_cast<size_t>(jobs);
+        const size_t samples_end = total_frames - static_cast<size_t>(jobs);
         double cpu_mark = thread_cpu_s();
         int64_t wall_mark = monotonic_ns();
         // The collector sees a simulated receive clock that advances by
@@ -142,7 +154,7 @@ static void BM_collector_ingest(benchmark::State &state)
             cpu_mark = c;
             wall_mark = w;
         };
-        for (size_t received = 0; received < frames.size(); ++received) {
+        for (size_t received = 0; received < total_frames; ++received) {
             if (received == starts_end) {
                 lap(cpu_start, wall_start);
                 steady_from_ns = wall_mark;
@@ -171,7 +183,7 @@ static void BM_collector_ingest(benchmark::State &state)
         lap(cpu_end, wall_end);
         steady_messages += samples_end - starts_end;
         sender.join();
-        if (collector.stats().accepted != frames.size())
+        if (collector.stats().accepted != total_frames)
             state.SkipWithError("not every message was accepted");
     }
     if (std::getenv("COLMET_BENCH_KEEP"))  // keep the files of the last iteration (to compare sizes)
@@ -187,8 +199,8 @@ static void BM_collector_ingest(benchmark::State &state)
     state.counters["us_cpu_flush"] = cpu_flush * 1e6 / steady;     // per message: the final flush of its rows
     state.counters["job_start_ms_cpu"] = cpu_start * 1000 / (jobs * iterations);
     state.counters["job_end_ms_cpu"] = cpu_end * 1000 / (jobs * iterations);
-    state.counters["frame_bytes"] = static_cast<double>(frames[frames.size() / 2].size());
+    state.counters["frame_bytes"] = static_cast<double>(middle_frame.size());
 }
-BENCHMARK(BM_collector_ingest)->Args({1000, 100})->Args({100, 50})->Iterations(1)->Unit(benchmark::kMillisecond)->UseRealTime();
+BENCHMARK(BM_collector_ingest)->Args({1000, 2000})->Args({1000, 600})->Args({1000, 100})->Args({100, 50})->Iterations(1)->Unit(benchmark::kMillisecond)->UseRealTime();
 
 BENCHMARK_MAIN();

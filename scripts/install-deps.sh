@@ -7,7 +7,7 @@ packages=(
   # build
   build-essential cmake pkg-config
   # libraries
-  libzmq3-dev cppzmq-dev libmsgpack-cxx-dev libhdf5-dev libcli11-dev libspdlog-dev libpfm4-dev
+  libzmq3-dev cppzmq-dev libmsgpack-cxx-dev libhdf5-dev libdeflate-dev libcli11-dev libspdlog-dev libpfm4-dev
   # tests, fuzzing, benchmarks
   libgtest-dev libgmock-dev googletest libbenchmark-dev bats clang libclang-rt-14-dev
   hdf5-tools python3-h5py python3-numpy mandoc procps linux-perf

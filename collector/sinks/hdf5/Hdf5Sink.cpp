@@ -1,5 +1,6 @@
 #include "collector/sinks/hdf5/Hdf5Sink.hpp"
 
+#include "collector/sinks/hdf5/ChunkCodec.hpp"
 #include "collector/sinks/hdf5/Hdf5Handle.hpp"
 #include "collector/sinks/hdf5/JobAggregate.hpp"
 #include "collector/sinks/hdf5/JobFile.hpp"
@@ -69,6 +70,7 @@ Hdf5Sink::Hdf5Sink(Hdf5Options options) : m_options(std::move(options))
     m_options.batch_rows = std::max<size_t>(m_options.batch_rows, 1);
     m_options.flush_interval_s = std::max(m_options.flush_interval_s, 0.0);
     m_options.idle_close_s = std::max(m_options.idle_close_s, 0.0);
+    m_codec = std::make_unique<hdf5::ChunkCodec>(m_options.compression_level);
 }
 
 Hdf5Sink::~Hdf5Sink() { close_all(); }
@@ -162,7 +164,8 @@ bool Hdf5Sink::ensure_open(JobState &job, int64_t now_ns)
         return false;
     while (m_open_files >= m_options.max_open_files)
         close_least_recently_used();
-    auto opened = hdf5::JobFile::open(job.path, job.job_id, hdf5::SegmentOptions{m_options.compression_level});
+    auto opened = hdf5::JobFile::open(job.path, job.job_id, hdf5::SegmentOptions{m_options.compression_level},
+                                      *m_codec);
     if (!opened) {
         ++m_stats.write_errors;
         job.retry_after_ns = now_ns + std::clamp(to_ns(m_options.flush_interval_s), k_min_retry_ns, k_max_retry_ns);

@@ -30,6 +30,7 @@
 namespace colmet::collector {
 
 namespace hdf5 {
+class ChunkCodec;
 class JobFile;
 struct JobState;
 } // namespace hdf5
@@ -85,6 +86,7 @@ private:
     void report(const std::string &job_id, const Error &error);
 
     Hdf5Options m_options;
+    std::unique_ptr<hdf5::ChunkCodec> m_codec;  // encodes every chunk the sink writes
     JobMap m_jobs;  // by original job id
     size_t m_open_files = 0;
     hdf5::NodeSharing m_sharing;  // which jobs shared each host, for overlapping_jobs

@@ -73,13 +73,13 @@ Result<File> create(const std::filesystem::path &path, const std::string &job_id
 
 } // namespace
 
-JobFile::JobFile(File file, Group hosts, SegmentOptions options)
-    : m_file(std::move(file)), m_hosts(std::move(hosts)), m_options(options)
+JobFile::JobFile(File file, Group hosts, SegmentOptions options, ChunkCodec &codec)
+    : m_file(std::move(file)), m_hosts(std::move(hosts)), m_options(options), m_codec(&codec)
 {
 }
 
 Result<JobFile::Opened> JobFile::open(const std::filesystem::path &path, const std::string &job_id,
-                                      const SegmentOptions &options)
+                                      const SegmentOptions &options, ChunkCodec &codec)
 {
     Opened out;
     std::error_code ec;
@@ -114,7 +114,7 @@ Result<JobFile::Opened> JobFile::open(const std::filesystem::path &path, const s
         return hosts.error().with_context(path.string());
     if (H5Fflush(file.get(), H5F_SCOPE_LOCAL) < 0)
         return h5_error("flush " + path.string());
-    out.file = std::unique_ptr<JobFile>(new JobFile(std::move(file), std::move(*hosts), options));
+    out.file = std::unique_ptr<JobFile>(new JobFile(std::move(file), std::move(*hosts), options, codec));
     return out;
 }
 
@@ -245,7 +245,7 @@ Result<void> JobFile::flush(HostMap &hosts, IoCounters &counters)
         if (seg.pending_rows() == 0)
             return;
         size_t dropped = 0;
-        auto rows = seg.flush(&dropped);
+        auto rows = seg.flush(*m_codec, &dropped);
         if (rows) {
             counters.rows_written += *rows;
             ++counters.write_batches;

@@ -40,8 +40,9 @@ public:
     // a readable colmet HDF5 file (or is not a regular file) is renamed to
     // <path>.corrupt-<ns> and a new file is created. A colmet file of another
     // job is an error and is left alone.
+    // codec encodes the chunks of every flush; it must outlive the JobFile.
     static Result<Opened> open(const std::filesystem::path &path, const std::string &job_id,
-                               const SegmentOptions &options);
+                               const SegmentOptions &options, ChunkCodec &codec);
 
     hid_t id() const { return m_file.get(); }
 
@@ -74,7 +75,7 @@ private:
         std::map<std::string, BackendNode> backends;  // by original backend name
     };
 
-    JobFile(File file, Group hosts, SegmentOptions options);
+    JobFile(File file, Group hosts, SegmentOptions options, ChunkCodec &codec);
 
     Result<HostNode *> host_node(const std::string &hostname);
     Result<BackendNode *> backend_node(HostNode &host, const wire::BackendBlock &block);
@@ -86,6 +87,7 @@ private:
     std::map<std::string, HostNode> m_host_nodes;  // by original host name
     std::vector<Segment> m_retired;  // replaced segments whose rows are not yet written
     SegmentOptions m_options;
+    ChunkCodec *m_codec;
     bool m_structure_changed = false;
 };
 

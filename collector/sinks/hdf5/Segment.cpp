@@ -17,8 +17,9 @@ struct Segment::Datasets {
 namespace {
 
 // Chunks are small on purpose: every flush rewrites (and recompresses) the
-// last, partly filled chunk of each dataset, so its cost grows with the chunk
-// size, while rows arrive a few at a time (one per sampling period).
+// last, partly filled chunk of each dataset from memory, so its cost grows
+// with the chunk size, while rows arrive a few at a time (one per sampling
+// period).
 constexpr hsize_t k_chunk_target_bytes = 8 * 1024;
 constexpr hsize_t k_min_chunk_rows = 32;
 constexpr hsize_t k_max_chunk_rows = 4096;
@@ -43,17 +44,6 @@ PropList create_plist(int rank, const hsize_t *chunk, int level)
 }
 
 const char *kind_name(wire::MetricKind kind) { return kind == wire::MetricKind::counter ? "counter" : "gauge"; }
-
-bool write_rows(hid_t dataset, hid_t mem_type, int rank, const hsize_t *start, const hsize_t *count, const void *buf)
-{
-    Dataspace file_space{H5Dget_space(dataset)};
-    Dataspace mem_space{H5Screate_simple(rank, count, nullptr)};
-    if (!file_space || !mem_space)
-        return false;
-    if (H5Sselect_hyperslab(file_space.get(), H5S_SELECT_SET, start, nullptr, count, nullptr) < 0)
-        return false;
-    return H5Dwrite(dataset, mem_type, mem_space.get(), file_space.get(), H5P_DEFAULT, buf) >= 0;
-}
 
 } // namespace
 
@@ -101,7 +91,24 @@ Result<Segment> Segment::create(hid_t backend_group, const std::string &name,
     Segment seg;
     seg.m_group = std::move(group);
     seg.m_metrics = metrics;
+    Datasets ds{std::move(time), std::move(values)};
+    if (auto r = seg.attach(ds, 0); !r)
+        return r.error().with_context(name);
     return seg;
+}
+
+Result<void> Segment::attach(const Datasets &ds, uint64_t rows)
+{
+    auto time_out = ChunkAppender::attach(ds.time.get(), H5T_NATIVE_INT64, rows);
+    if (!time_out)
+        return time_out.error().with_context("time");
+    auto values_out = ChunkAppender::attach(ds.values.get(), H5T_NATIVE_DOUBLE, rows);
+    if (!values_out)
+        return values_out.error().with_context("values");
+    m_time_out.emplace(std::move(*time_out));
+    m_values_out.emplace(std::move(*values_out));
+    m_rows_on_disk = rows;
+    return ok();
 }
 
 Result<Segment> Segment::open(hid_t backend_group, const std::string &name)
@@ -138,7 +145,8 @@ Result<Segment> Segment::open(hid_t backend_group, const std::string &name)
     if (H5Sget_simple_extent_ndims(space.get()) != 2 ||
         H5Sget_simple_extent_dims(space.get(), dims.data(), nullptr) < 0 || dims[1] != seg.m_metrics.size())
         return Error::invalid(name + ": values do not have one column per name");
-    seg.m_rows_on_disk = *time_rows;
+    if (auto r = seg.attach(*ds, *time_rows); !r)
+        return r.error().with_context(name);
     return seg;
 }
 
@@ -174,7 +182,7 @@ void Segment::note_status(const std::string &status)
     m_status_dirty = true;
 }
 
-Result<size_t> Segment::flush(size_t *dropped)
+Result<size_t> Segment::flush(ChunkCodec &codec, size_t *dropped)
 {
     *dropped = 0;
     const size_t k = m_times.size();
@@ -182,18 +190,21 @@ Result<size_t> Segment::flush(size_t *dropped)
         return size_t{0};
     const hsize_t n = m_metrics.size();
     const hsize_t old_rows = m_rows_on_disk, new_rows = old_rows + k;
-    const std::array<hsize_t, 2> new_dims{new_rows, n}, start{old_rows, 0}, count{k, n};
-    const hsize_t time_count = k;
+    // An appender changes only when its write succeeds: keep their states
+    // to put them back when the other one (or closing) fails.
+    ChunkAppender time_before = *m_time_out, values_before = *m_values_out;
     auto ds = open_datasets();
-    bool ok = ds && H5Dset_extent(ds->time.get(), &new_rows) >= 0 &&
-              H5Dset_extent(ds->values.get(), new_dims.data()) >= 0 &&
-              write_rows(ds->values.get(), H5T_NATIVE_DOUBLE, 2, start.data(), count.data(), m_buffer.data()) &&
-              write_rows(ds->time.get(), H5T_NATIVE_INT64, 1, &old_rows, &time_count, m_times.data());
+    Result<void> written = ds ? m_time_out->append(ds->time.get(), m_times.data(), k, codec) : ds.error();
+    if (written)
+        written = m_values_out->append(ds->values.get(), m_buffer.data(), k, codec);
     m_times.clear();
     m_buffer.clear();
+    bool ok = static_cast<bool>(written);
     if (ok) {
-        // Closing writes the chunks (compressed) to the file.
+        // Closing releases the datasets' metadata to the file's cache.
         ok = ds->values.reset() && ds->time.reset();
+        if (!ok)
+            written = h5_error("close datasets");
     }
     if (ok && m_status_dirty) {
         // Best effort: a status that cannot be written does not lose rows.
@@ -205,7 +216,9 @@ Result<size_t> Segment::flush(size_t *dropped)
         m_rows_on_disk = new_rows;
         return k;
     }
-    Error error = ds ? h5_error("write " + std::to_string(k) + " rows") : ds.error();
+    Error error = written.error().with_context("write " + std::to_string(k) + " rows");
+    *m_time_out = std::move(time_before);
+    *m_values_out = std::move(values_before);
     if (ds && ds->time && ds->values) {
         const std::array<hsize_t, 2> old_dims{old_rows, n};
         H5Dset_extent(ds->time.get(), &old_rows);

@@ -1,8 +1,9 @@
 // One segment of one backend: the rows written while the backend's metric
 // descriptors stayed the same. On disk: group segment_<N> with attributes
 // names/units/kinds/started_ns and datasets time (int64, [rows]) and values
-// (float64, [rows, n_metrics]). Rows are buffered in memory and written in
-// one H5Dset_extent + H5Dwrite per dataset by flush().
+// (float64, [rows, n_metrics]). Rows are buffered in memory and written by
+// flush() as whole chunks (ChunkAppender: H5Dset_extent + H5Dwrite_chunk,
+// filtered by the sink's ChunkCodec).
 //
 // Only the segment's group stays open: the datasets are opened for the
 // length of a flush. HDF5 walks every open dataset of the process at each
@@ -10,18 +11,20 @@
 // make each flush cost grow with the number of open files.
 #pragma once
 
+#include "collector/sinks/hdf5/ChunkAppender.hpp"
 #include "collector/sinks/hdf5/Hdf5Handle.hpp"
 #include "common/result.hpp"
 #include "wire/message.hpp"
 
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <vector>
 
 namespace colmet::collector::hdf5 {
 
 struct SegmentOptions {
-    int compression_level = 1;  // deflate level; 0 = no filters
+    int compression_level = 1;  // deflate level of new datasets; 0 = no filters
 };
 
 class Segment {
@@ -30,9 +33,11 @@ public:
     static Result<Segment> create(hid_t backend_group, const std::string &name,
                                   const std::vector<wire::MetricDescriptor> &metrics, int64_t started_ns,
                                   const SegmentOptions &options);
-    // Open an existing segment to append to it (reads its descriptors and
-    // row count). A segment whose time and values row counts differ, or
-    // whose attributes cannot be read, is returned as an error.
+    // Open an existing segment to append to it (reads its descriptors, row
+    // count and the rows of its last, partial chunks). A segment whose time
+    // and values row counts differ, whose attributes cannot be read, or
+    // whose datasets are not stored as colmet stores them (chunks of whole
+    // rows; shuffle + deflate or no filter) is returned as an error.
     static Result<Segment> open(hid_t backend_group, const std::string &name);
 
     // True when rows with these descriptors belong in this segment.
@@ -50,7 +55,7 @@ public:
     // Write the buffered rows. On success returns the number of rows written;
     // on failure the buffer is dropped (its size is in *dropped) and the
     // datasets are put back to their previous extent when possible.
-    Result<size_t> flush(size_t *dropped);
+    Result<size_t> flush(ChunkCodec &codec, size_t *dropped);
 
 private:
     Segment() = default;
@@ -58,9 +63,13 @@ private:
     struct Datasets;
     Result<Datasets> open_datasets() const;
 
+    Result<void> attach(const Datasets &ds, uint64_t rows);
+
     Group m_group;
     std::vector<wire::MetricDescriptor> m_metrics;
     uint64_t m_rows_on_disk = 0;
+    std::optional<ChunkAppender> m_time_out;
+    std::optional<ChunkAppender> m_values_out;
     std::vector<int64_t> m_times;
     std::vector<double> m_buffer;  // row-major [pending_rows, n_metrics]
     std::string m_status;          // last non-empty status seen
