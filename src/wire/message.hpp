@@ -49,6 +49,12 @@ struct BackendBlock {
     std::vector<MetricDescriptor> metrics;
     std::vector<double> values;
     std::string status;  // empty when all is well; else why values are missing
+    // The msgpack bytes of `metrics` as received: set by decode(), which
+    // skips decoding descriptors whose bytes equal the previous message's in
+    // the same slot, and used by the collector to match segments quickly.
+    // Empty in blocks built in memory; whoever changes `metrics` of a
+    // decoded block must clear it.
+    std::string metrics_wire;
 };
 
 struct Message {

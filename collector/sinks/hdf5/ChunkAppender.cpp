@@ -56,7 +56,19 @@ Result<ChunkAppender> ChunkAppender::attach(hid_t dataset, hid_t mem_type, uint6
     if (!filtered)
         return filtered.error();
     a.m_filtered = *filtered;
+    Datatype stored{H5Dget_type(dataset)};
+    if (!stored || H5Tequal(stored.get(), mem_type) <= 0)
+        return Error(Errc::unsupported, "dataset type differs from the rows' type");
     a.m_elem_size = H5Tget_size(mem_type);
+    if (a.m_elem_size == 0 || a.m_elem_size > sizeof(a.m_fill))
+        return Error(Errc::unsupported, "element size");
+    // The fill value pads the part of the last chunk beyond the extent, so
+    // the rows a later extension uncovers read as the fill value (NaN for
+    // values), as HDF5's own writes leave them.
+    H5D_fill_value_t fill_state{};
+    if (H5Pfill_value_defined(dcpl.get(), &fill_state) < 0 ||
+        H5Pget_fill_value(dcpl.get(), mem_type, a.m_fill) < 0)
+        return h5_error("read the fill value");
     a.m_row_bytes = a.m_elem_size * a.m_width;
     a.m_chunk_rows = chunk[0];
     a.m_rows = rows;
@@ -94,8 +106,9 @@ Result<void> ChunkAppender::append(hid_t dataset, const void *rows, size_t k, Ch
             std::memcpy(chunk.data(), m_tail.data(), from_tail * m_row_bytes);
         std::memcpy(chunk.data() + from_tail * m_row_bytes, in + used * m_row_bytes, take * m_row_bytes);
         const size_t filled = (from_tail + take) * m_row_bytes;
-        // The rest of a last, partial chunk lies beyond the extent: readers never see it.
-        std::memset(chunk.data() + filled, 0, chunk_bytes - filled);
+        // The rest of a last, partial chunk lies beyond the extent: fill values.
+        for (size_t at = filled; at < chunk_bytes; at += m_elem_size)
+            std::memcpy(chunk.data() + at, m_fill, m_elem_size);
         auto bytes = m_filtered ? codec.encode(chunk.data(), chunk_bytes, m_elem_size)
                                 : std::span<const unsigned char>(chunk.data(), chunk_bytes);
         if (bytes.empty())

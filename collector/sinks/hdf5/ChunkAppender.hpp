@@ -19,9 +19,10 @@ namespace colmet::collector::hdf5 {
 class ChunkAppender {
 public:
     // Attach to `dataset`, which holds `rows` rows of elements of mem_type
-    // (H5T_NATIVE_INT64 or H5T_NATIVE_DOUBLE): reads its chunk shape and
-    // filter pipeline (shuffle then deflate, or no filter: anything else is
-    // an error) and the rows of its last, partial chunk.
+    // (H5T_NATIVE_INT64 or H5T_NATIVE_DOUBLE, which must be the dataset's
+    // own type): reads its chunk shape, fill value and filter pipeline
+    // (shuffle then deflate, or no filter: anything else is an error) and
+    // the rows of its last, partial chunk.
     static Result<ChunkAppender> attach(hid_t dataset, hid_t mem_type, uint64_t rows);
 
     // Write k rows (row-major, row_bytes() each) after the existing ones:
@@ -43,6 +44,7 @@ private:
     size_t m_row_bytes = 8;
     uint64_t m_chunk_rows = 1;
     bool m_filtered = false;    // shuffle + deflate
+    unsigned char m_fill[8] = {};  // the dataset's fill value, one element
     uint64_t m_rows = 0;        // rows in the dataset
     std::vector<unsigned char> m_tail;  // rows of the last chunk: m_rows % m_chunk_rows of them
 };

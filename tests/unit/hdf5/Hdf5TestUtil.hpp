@@ -31,7 +31,7 @@ inline constexpr int64_t k_second = 1'000'000'000;
 inline BackendBlock block(std::string name, std::vector<MetricDescriptor> metrics, std::vector<double> values,
                           wire::Scope scope = wire::Scope::job)
 {
-    return BackendBlock{std::move(name), scope, std::move(metrics), std::move(values), {}};
+    return BackendBlock{std::move(name), scope, std::move(metrics), std::move(values), {}, {}};
 }
 
 inline BackendBlock cpu_block(double usage, double user, double system)

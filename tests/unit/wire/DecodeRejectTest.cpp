@@ -58,23 +58,45 @@ TEST(WireDecode, rejects_invalid_msgpack_and_non_map_roots)
 
 TEST(WireDecode, rejects_huge_declared_lengths_without_allocating_them)
 {
-    // array32 declaring 2^32-1 elements, map32 declaring 2^32-1 entries, str32 of 2^32-1 bytes.
-    EXPECT_REJECTED(std::string("\xdd\xff\xff\xff\xff", 5), "declared size exceeds");
-    EXPECT_REJECTED(std::string("\xdf\xff\xff\xff\xff", 5), "declared size exceeds");
+    // Every declared length is checked against the schema's limit where it
+    // is read, before anything is allocated for it: array32 and map32
+    // headers declaring 2^32-1 elements or entries.
+    const std::string huge_array("\xdd\xff\xff\xff\xff", 5), huge_map("\xdf\xff\xff\xff\xff", 5);
+    EXPECT_REJECTED(huge_map, "message: map of 4294967295 entries exceeds the limit of 16");
+    EXPECT_REJECTED(huge_array, "message: expected a map, got array");
+    auto e = mp::valid_message_entries();
+    EXPECT_REJECTED(mp::map(mp::replace(e, "backends", huge_array)),
+                    "backends: array of 4294967295 elements exceeds the limit of 64");
+    auto b = mp::valid_backend_entries();
+    EXPECT_REJECTED(with_backend(mp::replace(b, "metrics", huge_array)),
+                    "backends[0].metrics: array of 4294967295 elements exceeds the limit of 1024");
+    EXPECT_REJECTED(with_backend(mp::replace(b, "values", huge_array)),
+                    "backends[0].values: array of 4294967295 elements exceeds the limit of 1024");
+    EXPECT_REJECTED(mp::map(mp::replace(e, "backends", mp::array({huge_map}))),
+                    "backends[0]: map of 4294967295 entries exceeds the limit of 8");
+    e.emplace_back("meta", huge_map);
+    EXPECT_REJECTED(mp::map(e), "meta: map of 4294967295 entries exceeds the limit of 64");
     // A str32 is never copied (strings are referenced in place): its declared
     // length is checked against the bytes actually present.
     EXPECT_REJECTED(std::string("\x81\xdb\xff\xff\xff\xff", 6), "truncated");
-    EXPECT_REJECTED(std::string("\x81\xa1v\xc6\x00\x00\x00\x05xxxxx", 13), "declared size exceeds");  // bin
-    EXPECT_REJECTED(std::string("\x81\xa1v\xd4\x01\x00", 6), "declared size exceeds");                  // ext
+    // bin and ext are never valid, whatever their size.
+    EXPECT_REJECTED(std::string("\x81\xa1v\xc6\x00\x00\x00\x05xxxxx", 13), "v: expected an unsigned integer, got binary");
+    EXPECT_REJECTED(std::string("\x81\xa1v\xd4\x01\x00", 6), "v: expected an unsigned integer, got extension");
+    EXPECT_REJECTED(std::string("\x81\xa1v\xc7\xff\x01", 6), "truncated");  // ext8 declaring 255 bytes, none there
 }
 
 TEST(WireDecode, rejects_nesting_deeper_than_the_schema)
 {
+    // The schema is at most 5 levels deep (message, backends, backend,
+    // metrics, descriptor); anything deeper is a wrong type where it starts.
     std::string deep;
     for (int i = 0; i < 64; ++i)
         deep += "\x91";
     deep += "\x01";
-    EXPECT_REJECTED(deep, "declared size exceeds");
+    EXPECT_REJECTED(deep, "message: expected a map, got array");
+    auto b = mp::valid_backend_entries();
+    EXPECT_REJECTED(with_backend(mp::replace(b, "values", mp::array({deep}))),
+                    "backends[0].values[0]: expected a number or nil, got array");
 }
 
 TEST(WireDecode, rejects_unknown_duplicate_and_missing_keys)
@@ -216,4 +238,48 @@ TEST(WireDecode, duplicate_names_are_caught_whatever_was_decoded_before)
     std::string dup2 = backend("v", "v");
     EXPECT_TRUE(decode(good.data(), good.size(), out));
     EXPECT_FALSE(decode(dup2.data(), dup2.size(), out));
+}
+
+TEST(WireDecode, a_reused_message_takes_new_units_kinds_and_values_of_unchanged_names)
+{
+    // The decoder skips descriptors whose bytes equal those it decoded into
+    // the same slot before: a change of unit or kind alone must still reach
+    // the message, and values are always decoded.
+    auto backend = [&](const char *unit, const char *kind, uint64_t value) {
+        auto e = mp::replace(mp::valid_backend_entries(), "metrics",
+                             mp::array({mp::array({mp::str("usage"), mp::str(unit), mp::str(kind)})}));
+        return with_backend(mp::replace(e, "values", mp::array({mp::uint(value)})));
+    };
+    Message out;
+    std::string first = backend("s", "counter", 1);
+    ASSERT_TRUE(decode(first.data(), first.size(), out));
+    EXPECT_FALSE(out.backends[0].metrics_wire.empty());
+    std::string more = backend("s", "counter", 2);
+    ASSERT_TRUE(decode(more.data(), more.size(), out));
+    EXPECT_EQ(out.backends[0].values[0], 2);
+    std::string unit = backend("ns", "counter", 3);
+    ASSERT_TRUE(decode(unit.data(), unit.size(), out));
+    EXPECT_EQ(out.backends[0].metrics[0].unit, "ns");
+    EXPECT_EQ(out.backends[0].values[0], 3);
+    std::string kind = backend("ns", "gauge", 4);
+    ASSERT_TRUE(decode(kind.data(), kind.size(), out));
+    EXPECT_EQ(out.backends[0].metrics[0].kind, MetricKind::gauge);
+    EXPECT_EQ(out.backends[0].values[0], 4);
+    // A bad value after the shortcut still fails and leaves no slot behind.
+    auto e = mp::replace(mp::valid_backend_entries(), "metrics",
+                         mp::array({mp::array({mp::str("usage"), mp::str("ns"), mp::str("gauge")})}));
+    std::string bad = with_backend(mp::replace(e, "values", mp::array({mp::str("x")})));
+    EXPECT_FALSE(decode(bad.data(), bad.size(), out));
+    EXPECT_TRUE(out.backends.empty());
+}
+
+TEST(WireDecode, signed_encodings_of_non_negative_integers_read_as_unsigned)
+{
+    // int8 5 (0xd0 0x05) is an unsigned integer for seq, as msgpack-c reads it.
+    auto e = mp::valid_message_entries();
+    std::string bytes = mp::map(mp::replace(e, "seq", std::string("\xd0\x05", 2)));
+    Message out;
+    auto r = decode(bytes.data(), bytes.size(), out);
+    ASSERT_TRUE(r) << r.error().message();
+    EXPECT_EQ(out.seq, 5u);
 }
