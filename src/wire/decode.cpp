@@ -12,6 +12,7 @@
 #include "wire/rules.hpp"
 
 #include <cmath>
+#include <cstring>
 #include <limits>
 #include <string_view>
 
@@ -25,6 +26,14 @@ using rules::printable_ascii;
 using rules::printable_text;
 
 bool snake(std::string_view s) { return rules::snake_name(s, 64); }
+
+// s == lit, with the comparison of a constant number of bytes inlined (the
+// decoder compares every key with the names of the schema).
+template <size_t N>
+inline bool is(std::string_view s, const char (&lit)[N])
+{
+    return s.size() == N - 1 && std::memcmp(s.data(), lit, N - 1) == 0;
+}
 
 // Where a field is: "kind", "backends[1].name", "backends[1].metrics[3].unit".
 struct Loc {
@@ -160,9 +169,9 @@ bool decode_metric(Cursor &c, const Loc &where, MetricDescriptor &d)
     if (unit.empty() || !printable_ascii(unit))
         fail(where.at("unit"), "must be 1 to 16 bytes of printable ASCII");
     auto kind = as_str(c.next(), where.at("kind"), 16);
-    if (kind == "counter")
+    if (is(kind, "counter"))
         d.kind = MetricKind::counter;
-    else if (kind == "gauge")
+    else if (is(kind, "gauge"))
         d.kind = MetricKind::gauge;
     else
         fail(where.at("kind"), "must be \"counter\" or \"gauge\", got \"" + std::string(kind) + "\"");
@@ -218,25 +227,25 @@ void decode_backend(Cursor &c, int index, BackendBlock &blk)
     for (uint32_t i = 0; i < entries; ++i) {
         auto key = as_str(c.next(), where.at("key"), 32);
         unsigned bit;
-        if (key == "name") {
+        if (is(key, "name")) {
             bit = k_name;
             auto name = as_str(c.next(), where.at("name"), k_max_backend_name_length);
             if (!snake(name))
                 fail(where.at("name"), "must be 1 to 64 bytes of [a-z0-9_]");
             blk.name.assign(name);
-        } else if (key == "scope") {
+        } else if (is(key, "scope")) {
             bit = k_scope;
             auto scope = as_str(c.next(), where.at("scope"), 16);
-            if (scope == "job")
+            if (is(scope, "job"))
                 blk.scope = Scope::job;
-            else if (scope == "node")
+            else if (is(scope, "node"))
                 blk.scope = Scope::node;
             else
                 fail(where.at("scope"), "must be \"job\" or \"node\", got \"" + std::string(scope) + "\"");
-        } else if (key == "metrics") {
+        } else if (is(key, "metrics")) {
             bit = k_metrics;
             decode_metrics(c, where, blk);
-        } else if (key == "values") {
+        } else if (is(key, "values")) {
             bit = k_values;
             const uint32_t n = as_array(c.next(), where.at("values"), k_max_metrics_per_backend);
             blk.values.resize(n);
@@ -246,7 +255,7 @@ void decode_backend(Cursor &c, int index, BackendBlock &blk)
                 value_loc.index = static_cast<int>(m);
                 blk.values[m] = as_value(c.next(), value_loc);
             }
-        } else if (key == "status") {
+        } else if (is(key, "status")) {
             bit = k_status;
             auto status = as_str(c.next(), where.at("status"), k_max_text_length);
             if (!printable_text(status))
@@ -317,52 +326,52 @@ void decode_top(Cursor &c, Message &out)
     for (uint32_t i = 0; i < entries; ++i) {
         auto key = as_str(c.next(), top.at("message key"), 32);
         unsigned bit;
-        if (key == "v") {
+        if (is(key, "v")) {
             bit = k_v;
             uint64_t v = as_uint(c.next(), top.at("v"));
             if (v != k_protocol_version)
                 fail(top.at("v"), "unsupported protocol version " + std::to_string(v) + " (this side speaks " +
                                       std::to_string(k_protocol_version) + ")");
             out.version = static_cast<uint32_t>(v);
-        } else if (key == "kind") {
+        } else if (is(key, "kind")) {
             bit = k_kind;
             auto kind = as_str(c.next(), top.at("kind"), 16);
-            if (kind == "sample")
+            if (is(kind, "sample"))
                 out.kind = MessageKind::sample;
-            else if (kind == "job_start")
+            else if (is(kind, "job_start"))
                 out.kind = MessageKind::job_start;
-            else if (kind == "job_end")
+            else if (is(kind, "job_end"))
                 out.kind = MessageKind::job_end;
             else
                 fail(top.at("kind"),
                      "must be \"sample\", \"job_start\" or \"job_end\", got \"" + std::string(kind) + "\"");
-        } else if (key == "host" || key == "job") {
-            bool host = key == "host";
+        } else if (is(key, "host") || is(key, "job")) {
+            bool host = is(key, "host");
             bit = host ? k_host : k_job;
             Loc where = top.at(host ? "host" : "job");
             auto id = as_str(c.next(), where, k_max_id_length);
             if (!valid_identifier(id))
                 fail(where, "must be 1 to 128 bytes of printable ASCII without '/'");
             (host ? out.host : out.job_id).assign(id);
-        } else if (key == "sender") {
+        } else if (is(key, "sender")) {
             bit = k_sender;
             auto sender = as_str(c.next(), top.at("sender"), k_max_name_length);
             if (sender.empty() || !printable_ascii(sender))
                 fail(top.at("sender"), "must be 1 to 128 bytes of printable ASCII");
             out.sender.assign(sender);
-        } else if (key == "seq") {
+        } else if (is(key, "seq")) {
             bit = k_seq;
             out.seq = as_uint(c.next(), top.at("seq"));
-        } else if (key == "t") {
+        } else if (is(key, "t")) {
             bit = k_t;
             uint64_t t = as_uint(c.next(), top.at("t"));
             if (t > static_cast<uint64_t>(std::numeric_limits<int64_t>::max()))
                 fail(top.at("t"), "timestamp out of range");
             out.time_ns = static_cast<int64_t>(t);
-        } else if (key == "dropped") {
+        } else if (is(key, "dropped")) {
             bit = k_dropped;
             out.dropped = as_uint(c.next(), top.at("dropped"));
-        } else if (key == "period") {
+        } else if (is(key, "period")) {
             bit = k_period;
             Item p = c.next();
             if (p.type == Type::nil)
@@ -371,13 +380,13 @@ void decode_top(Cursor &c, Message &out)
             if (!std::isfinite(period) || period < 0)
                 fail(top.at("period"), "must be a finite number >= 0");
             out.period_s = period;
-        } else if (key == "ack") {
+        } else if (is(key, "ack")) {
             bit = k_ack;
             out.ack = as_uint(c.next(), top.at("ack"));
-        } else if (key == "meta") {
+        } else if (is(key, "meta")) {
             bit = k_meta;
             decode_meta(c, out);
-        } else if (key == "backends") {
+        } else if (is(key, "backends")) {
             bit = k_backends;
             decode_backends(c, out);
         } else {

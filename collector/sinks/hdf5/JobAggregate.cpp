@@ -20,6 +20,7 @@ struct Tracked {
     Rule rule;
 };
 
+// Grouped by backend (observe_message relies on it).
 constexpr std::array<Tracked, 9> k_tracked{{
     {"cgroup_cpu", "usage", &HostAggregate::cpu_usage, Rule::last},
     {"cgroup_cpu", "user", &HostAggregate::cpu_user, Rule::last},
@@ -31,6 +32,15 @@ constexpr std::array<Tracked, 9> k_tracked{{
     {"processes", "read_chars", &HostAggregate::read_chars, Rule::last},
     {"processes", "write_chars", &HostAggregate::write_chars, Rule::last},
 }};
+
+void track(HostAggregate &host, const Tracked &t, double value)
+{
+    if (std::isnan(value))
+        return;
+    double &field = host.*t.field;
+    if (t.rule == Rule::last || std::isnan(field) || value > field)
+        field = value;
+}
 
 // The host group attributes the sink writes itself; meta keys never take
 // these names.
@@ -114,13 +124,9 @@ void observe_value(HostAggregate &host, std::string_view backend, std::string_vi
         e.last = value;
         return;
     }
-    for (const auto &t : k_tracked) {
-        if (t.backend != backend || t.metric != metric)
-            continue;
-        double &field = host.*t.field;
-        if (t.rule == Rule::last || std::isnan(field) || value > field)
-            field = value;
-    }
+    for (const auto &t : k_tracked)
+        if (t.backend == backend && t.metric == metric)
+            track(host, t, value);
 }
 
 void observe_message(HostAggregate &host, const wire::Message &msg, uint64_t lost)
@@ -146,11 +152,23 @@ void observe_message(HostAggregate &host, const wire::Message &msg, uint64_t los
         host.job_end_ns = t;
     }
     for (const auto &block : msg.backends) {
-        if (!summary_backend(block.name))
-            continue;
         const size_t n = std::min(block.metrics.size(), block.values.size());
+        if (block.name == "rapl") {
+            for (size_t i = 0; i < n; ++i)
+                observe_value(host, block.name, block.metrics[i].name, block.values[i]);
+            continue;
+        }
+        // The few tracked metrics of this backend, if any (k_tracked is
+        // grouped by backend).
+        auto first = std::find_if(k_tracked.begin(), k_tracked.end(),
+                                  [&](const Tracked &x) { return x.backend == block.name; });
+        if (first == k_tracked.end())
+            continue;
+        auto last = std::find_if(first, k_tracked.end(), [&](const Tracked &x) { return x.backend != block.name; });
         for (size_t i = 0; i < n; ++i)
-            observe_value(host, block.name, block.metrics[i].name, block.values[i]);
+            for (auto k = first; k != last; ++k)
+                if (k->metric == block.metrics[i].name)
+                    track(host, *k, block.values[i]);
     }
     host.dirty = true;
 }

@@ -5,6 +5,7 @@
 
 #include <spdlog/spdlog.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <fcntl.h>
 #include <unistd.h>
@@ -131,14 +132,22 @@ Result<JobFile::HostNode *> JobFile::host_node(const std::string &hostname)
         if (auto r = write_str_attr(group->get(), "hostname", hostname); !r)
             return r.error();
     }
-    auto [it, inserted] = m_host_nodes.emplace(hostname, HostNode{std::move(*group), {}});
+    auto [it, inserted] = m_host_nodes.emplace(hostname, HostNode{std::move(*group), {}, {}});
     return &it->second;
 }
 
-Result<JobFile::BackendNode *> JobFile::backend_node(HostNode &host, const wire::BackendBlock &block)
+Result<JobFile::BackendNode *> JobFile::backend_node(HostNode &host, const wire::BackendBlock &block,
+                                                    size_t position)
 {
-    if (auto it = host.backends.find(block.name); it != host.backends.end())
+    if (position < host.by_position.size() && host.by_position[position].first &&
+        *host.by_position[position].first == block.name)
+        return host.by_position[position].second;
+    if (host.by_position.size() <= position)
+        host.by_position.resize(position + 1, {nullptr, nullptr});
+    if (auto it = host.backends.find(block.name); it != host.backends.end()) {
+        host.by_position[position] = {&it->first, &it->second};
         return &it->second;
+    }
     bool created = false;
     auto group = open_or_create_group(host.group.get(), object_name(block.name), &created);
     if (!group)
@@ -154,6 +163,7 @@ Result<JobFile::BackendNode *> JobFile::backend_node(HostNode &host, const wire:
     BackendNode node;
     node.group = std::move(*group);
     auto [it, inserted] = host.backends.emplace(block.name, std::move(node));
+    host.by_position[position] = {&it->first, &it->second};
     return &it->second;
 }
 
@@ -171,7 +181,7 @@ Result<Segment *> JobFile::segment_for(BackendNode &backend, const wire::Backend
                 spdlog::debug("hdf5: starting a new segment: {}", last.error().message());
         }
     }
-    if (backend.current && backend.current->matches(block.metrics))
+    if (backend.current && backend.current->matches(block))
         return &*backend.current;
     m_structure_changed = true;
     const size_t n = backend.segments++;  // a failed creation does not block the name forever
@@ -204,14 +214,16 @@ Result<void> JobFile::append(const wire::Message &msg)
     if (!host)
         return host.error();
     std::optional<Error> first_error;
-    for (const auto &block : msg.backends) {
+    for (size_t position = 0; position < msg.backends.size(); ++position) {
+        const auto &block = msg.backends[position];
         if (block.metrics.empty())
             continue;  // nothing to store (a backend that only reports a status)
-        auto backend = backend_node(**host, block);
+        auto backend = backend_node(**host, block, position);
         auto seg = backend ? segment_for(**backend, block, msg.time_ns) : Result<Segment *>(backend.error());
         if (seg) {
             (*seg)->append(msg.time_ns, block.values);
             (*seg)->note_status(block.status);
+            m_max_pending = std::max(m_max_pending, (*seg)->pending_rows());
         } else if (!first_error)
             first_error = seg.error();
     }
@@ -219,18 +231,6 @@ Result<void> JobFile::append(const wire::Message &msg)
     if (first_error)
         return *first_error;
     return flushed;
-}
-
-size_t JobFile::max_pending_rows() const
-{
-    size_t rows = 0;
-    for (const auto &seg : m_retired)
-        rows = std::max(rows, seg.pending_rows());
-    for (const auto &[host_name, host] : m_host_nodes)
-        for (const auto &[backend_name, backend] : host.backends)
-            if (backend.current)
-                rows = std::max(rows, backend.current->pending_rows());
-    return rows;
 }
 
 Result<void> JobFile::flush(HostMap &hosts, IoCounters &counters)
@@ -257,6 +257,7 @@ Result<void> JobFile::flush(HostMap &hosts, IoCounters &counters)
     for (auto &seg : m_retired)
         write(seg);
     m_retired.clear();
+    m_max_pending = 0;  // every buffer below is written or dropped
     for (auto &[host_name, host] : m_host_nodes)
         for (auto &[backend_name, backend] : host.backends)
             if (backend.current)

@@ -51,7 +51,8 @@ public:
     // descriptors differ from its current segment's starts a new segment.
     Result<void> append(const wire::Message &msg);
 
-    size_t max_pending_rows() const;
+    // The most rows any segment holds in memory.
+    size_t max_pending_rows() const { return m_max_pending; }
 
     // Write every buffered row (one H5Dset_extent + H5Dwrite per dataset of
     // each segment), the attributes of dirty hosts, then H5Fflush.
@@ -73,12 +74,15 @@ private:
     struct HostNode {
         Group group;
         std::map<std::string, BackendNode> backends;  // by original backend name
+        // backends[i] of the last message: (name, node) into the map above,
+        // so the steady stream of messages finds its nodes without lookups.
+        std::vector<std::pair<const std::string *, BackendNode *>> by_position;
     };
 
     JobFile(File file, Group hosts, SegmentOptions options, ChunkCodec &codec);
 
     Result<HostNode *> host_node(const std::string &hostname);
-    Result<BackendNode *> backend_node(HostNode &host, const wire::BackendBlock &block);
+    Result<BackendNode *> backend_node(HostNode &host, const wire::BackendBlock &block, size_t position);
     Result<Segment *> segment_for(BackendNode &backend, const wire::BackendBlock &block, int64_t time_ns);
     Result<void> flush_structure();
 
@@ -89,6 +93,7 @@ private:
     SegmentOptions m_options;
     ChunkCodec *m_codec;
     bool m_structure_changed = false;
+    size_t m_max_pending = 0;  // most rows buffered in one segment since the last flush
 };
 
 struct JobFile::Opened {

@@ -159,6 +159,16 @@ Result<Segment::Datasets> Segment::open_datasets() const
     return ds;
 }
 
+bool Segment::matches(const wire::BackendBlock &block)
+{
+    if (!block.metrics_wire.empty() && block.metrics_wire == m_metrics_wire)
+        return true;
+    if (block.metrics != m_metrics)
+        return false;
+    m_metrics_wire = block.metrics_wire;
+    return true;
+}
+
 void Segment::append(int64_t time_ns, const std::vector<double> &values)
 {
     const size_t n = m_metrics.size();

@@ -40,8 +40,10 @@ public:
     // rows; shuffle + deflate or no filter) is returned as an error.
     static Result<Segment> open(hid_t backend_group, const std::string &name);
 
-    // True when rows with these descriptors belong in this segment.
-    bool matches(const std::vector<wire::MetricDescriptor> &metrics) const { return metrics == m_metrics; }
+    // True when the block's rows belong in this segment (same descriptors).
+    // Compares the descriptors' msgpack bytes first when the block has them
+    // (a decoded block): equal bytes are equal descriptors.
+    bool matches(const wire::BackendBlock &block);
 
     // Buffer one row; missing values (a short vector) are stored as NaN.
     void append(int64_t time_ns, const std::vector<double> &values);
@@ -67,6 +69,7 @@ private:
 
     Group m_group;
     std::vector<wire::MetricDescriptor> m_metrics;
+    std::string m_metrics_wire;  // msgpack bytes of m_metrics last seen (may be empty)
     uint64_t m_rows_on_disk = 0;
     std::optional<ChunkAppender> m_time_out;
     std::optional<ChunkAppender> m_values_out;
