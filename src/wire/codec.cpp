@@ -1,5 +1,7 @@
 #include "wire/codec.hpp"
 
+#include "wire/msgpack_pack.hpp"
+
 #include "common/names.hpp"
 #include "wire/rules.hpp"
 
@@ -52,17 +54,8 @@ std::string check_unit(std::string_view s)
 
 // ---------------------------------------------------------------- encoder
 
-struct StringWriter {
-    std::string &out;
-    void write(const char *p, size_t n) { out.append(p, n); }
-};
-using Packer = msgpack::packer<StringWriter>;
-
-void pack_str(Packer &pk, std::string_view s)
-{
-    pk.pack_str(static_cast<uint32_t>(s.size()));
-    pk.pack_str_body(s.data(), static_cast<uint32_t>(s.size()));
-}
+using pack::Packer;
+using pack::StringWriter;
 
 void pack_value(Packer &pk, double v)
 {
@@ -161,63 +154,63 @@ Result<void> encode(const Message &msg, std::string &out)
     fields += msg.ack ? 1 : 0;
     fields += msg.meta.empty() ? 0 : 1;
     pk.pack_map(fields);
-    pack_str(pk, "v");
+    pack::str(pk, "v");
     pk.pack_uint32(msg.version);
-    pack_str(pk, "kind");
-    pack_str(pk, to_string(msg.kind));
-    pack_str(pk, "host");
-    pack_str(pk, msg.host);
-    pack_str(pk, "job");
-    pack_str(pk, msg.job_id);
-    pack_str(pk, "sender");
-    pack_str(pk, msg.sender);
-    pack_str(pk, "seq");
+    pack::str(pk, "kind");
+    pack::str(pk, to_string(msg.kind));
+    pack::str(pk, "host");
+    pack::str(pk, msg.host);
+    pack::str(pk, "job");
+    pack::str(pk, msg.job_id);
+    pack::str(pk, "sender");
+    pack::str(pk, msg.sender);
+    pack::str(pk, "seq");
     pk.pack_uint64(msg.seq);
-    pack_str(pk, "t");
+    pack::str(pk, "t");
     pk.pack_int64(msg.time_ns);
     if (msg.dropped) {
-        pack_str(pk, "dropped");
+        pack::str(pk, "dropped");
         pk.pack_uint64(msg.dropped);
     }
     if (msg.period_s > 0) {
-        pack_str(pk, "period");
+        pack::str(pk, "period");
         pk.pack_double(msg.period_s);
     }
     if (msg.ack) {
-        pack_str(pk, "ack");
+        pack::str(pk, "ack");
         pk.pack_uint64(msg.ack);
     }
     if (!msg.meta.empty()) {
-        pack_str(pk, "meta");
+        pack::str(pk, "meta");
         pk.pack_map(static_cast<uint32_t>(msg.meta.size()));
         for (const auto &[k, v] : msg.meta) {
-            pack_str(pk, k);
-            pack_str(pk, v);
+            pack::str(pk, k);
+            pack::str(pk, v);
         }
     }
-    pack_str(pk, "backends");
+    pack::str(pk, "backends");
     pk.pack_array(static_cast<uint32_t>(msg.backends.size()));
     for (const auto &blk : msg.backends) {
         pk.pack_map(blk.status.empty() ? 4 : 5);
-        pack_str(pk, "name");
-        pack_str(pk, blk.name);
-        pack_str(pk, "scope");
-        pack_str(pk, to_string(blk.scope));
-        pack_str(pk, "metrics");
+        pack::str(pk, "name");
+        pack::str(pk, blk.name);
+        pack::str(pk, "scope");
+        pack::str(pk, to_string(blk.scope));
+        pack::str(pk, "metrics");
         pk.pack_array(static_cast<uint32_t>(blk.metrics.size()));
         for (const auto &d : blk.metrics) {
             pk.pack_array(3);
-            pack_str(pk, d.name);
-            pack_str(pk, d.unit);
-            pack_str(pk, to_string(d.kind));
+            pack::str(pk, d.name);
+            pack::str(pk, d.unit);
+            pack::str(pk, to_string(d.kind));
         }
-        pack_str(pk, "values");
+        pack::str(pk, "values");
         pk.pack_array(static_cast<uint32_t>(blk.values.size()));
         for (double v : blk.values)
             pack_value(pk, v);
         if (!blk.status.empty()) {
-            pack_str(pk, "status");
-            pack_str(pk, blk.status);
+            pack::str(pk, "status");
+            pack::str(pk, blk.status);
         }
     }
     if (out.size() > k_max_message_bytes)

@@ -3,6 +3,7 @@
 #include "common/names.hpp"
 #include "node/NodeOptions.hpp"
 #include "node/backends/perfhw/PerfEventSpec.hpp"
+#include "wire/msgpack_pack.hpp"
 #include "wire/rules.hpp"
 
 #include <msgpack.hpp>
@@ -17,24 +18,9 @@ namespace {
 using msgpack::object;
 namespace type = msgpack::type;
 
-struct StringWriter {
-    std::string &out;
-    void write(const char *p, size_t n) { out.append(p, n); }
-};
-using Packer = msgpack::packer<StringWriter>;
-
-void pack_str(Packer &pk, std::string_view s)
-{
-    pk.pack_str(static_cast<uint32_t>(s.size()));
-    pk.pack_str_body(s.data(), static_cast<uint32_t>(s.size()));
-}
-
-void pack_str_array(Packer &pk, const std::vector<std::string> &items)
-{
-    pk.pack_array(static_cast<uint32_t>(items.size()));
-    for (const auto &s : items)
-        pack_str(pk, s);
-}
+namespace pack = wire::pack;
+using pack::Packer;
+using pack::StringWriter;
 
 // A parsed body: limits keep a hostile frame from allocating much.
 Result<msgpack::object_handle> unpack_map(std::string_view body)
@@ -142,42 +128,78 @@ struct KeySeen {
     }
 };
 
+// How the keys of a map are checked: which kind of error, the text for a key
+// that is not a string, and, when repeats are refused, what precedes
+// "key \"k\" given twice".
+struct KeyRules {
+    Error (*error)(std::string);
+    const char *not_a_string;
+    const char *twice_prefix = nullptr;  // nullptr: a repeated key is not checked
+};
+
+// Calls fn(key, value) for each entry of the map m, in order, and stops at
+// the first error, its own or fn's.
+template <typename Fn>
+Result<void> for_each_entry(const object &m, const KeyRules &rules, Fn &&fn)
+{
+    KeySeen seen;
+    for (uint32_t i = 0; i < m.via.map.size; ++i) {
+        auto key = as_str(m.via.map.ptr[i].key);
+        if (!key)
+            return rules.error(rules.not_a_string);
+        if (rules.twice_prefix && !seen.add(*key))
+            return rules.error(std::string(rules.twice_prefix) + "key \"" + std::string(*key) + "\" given twice");
+        if (auto r = fn(*key, m.via.map.ptr[i].val); !r)
+            return r;
+    }
+    return ok();
+}
+
+// An unknown key as shown in an error: at most 64 characters, printable.
+std::string shown_key(std::string_view key)
+{
+    std::string shown(key.substr(0, 64));
+    if (!wire::rules::printable_ascii(shown))
+        shown = "(not printable)";
+    return shown;
+}
+
 Result<ControlState> decode_state(const object &o)
 {
     if (o.type != type::MAP)
         return Error::parse("state: expected a map");
     ControlState st;
-    for (uint32_t i = 0; i < o.via.map.size; ++i) {
-        auto key = as_str(o.via.map.ptr[i].key);
-        const object &v = o.via.map.ptr[i].val;
-        if (!key)
-            return Error::parse("state: keys are strings");
-        if (*key == "job") {
+    // Unknown keys are ignored: a newer sampler may say more.
+    const KeyRules rules{Error::parse, "state: keys are strings"};
+    auto walked = for_each_entry(o, rules, [&](std::string_view key, const object &v) -> Result<void> {
+        if (key == "job") {
             if (auto s = as_str(v))
                 st.job_id = *s;
-        } else if (*key == "sample_period") {
+        } else if (key == "sample_period") {
             if (auto p = as_number(v))
                 st.period_s = *p;
-        } else if (*key == "perfhw") {
+        } else if (key == "perfhw") {
             if (auto s = as_str(v))
                 st.perfhw = *s;
-        } else if (*key == "perfhw_events") {
+        } else if (key == "perfhw_events") {
             auto names = str_array(v, "state.perfhw_events", 256);
             if (!names)
                 return Error::parse(names.error().message());
             st.perfhw_events = std::move(*names);
-        } else if (*key == "samples_sent") {
+        } else if (key == "samples_sent") {
             if (auto n = as_uint(v))
                 st.samples_sent = *n;
-        } else if (*key == "dropped") {
+        } else if (key == "dropped") {
             if (auto n = as_uint(v))
                 st.dropped = *n;
-        } else if (*key == "collector") {
+        } else if (key == "collector") {
             if (auto s = as_str(v))
                 st.collector = *s;
         }
-        // Unknown keys are ignored: a newer sampler may say more.
-    }
+        return ok();
+    });
+    if (!walked)
+        return walked.error();
     return st;
 }
 
@@ -214,23 +236,23 @@ std::string encode_request(const ControlRequest &r)
     Packer pk(w);
     uint32_t n = 1 + (r.job_id ? 1 : 0) + (r.period_s ? 1 : 0) + (r.perfhw_events ? 1 : 0) + (r.perfhw != PerfhwAction::none ? 1 : 0);
     pk.pack_map(n);
-    pack_str(pk, "v");
+    pack::str(pk, "v");
     pk.pack_uint32(k_control_version);
     if (r.job_id) {
-        pack_str(pk, "job");
-        pack_str(pk, *r.job_id);
+        pack::str(pk, "job");
+        pack::str(pk, *r.job_id);
     }
     if (r.period_s) {
-        pack_str(pk, "sample_period");
+        pack::str(pk, "sample_period");
         pk.pack_double(*r.period_s);
     }
     if (r.perfhw_events) {
-        pack_str(pk, "perfhw_events");
-        pack_str_array(pk, *r.perfhw_events);
+        pack::str(pk, "perfhw_events");
+        pack::str_array(pk, *r.perfhw_events);
     }
     if (r.perfhw != PerfhwAction::none) {
-        pack_str(pk, "perfhw");
-        pack_str(pk, r.perfhw == PerfhwAction::pause ? "pause" : "resume");
+        pack::str(pk, "perfhw");
+        pack::str(pk, r.perfhw == PerfhwAction::pause ? "pause" : "resume");
     }
     return out;
 }
@@ -240,28 +262,21 @@ Result<ControlRequest> decode_request(std::string_view body)
     auto handle = unpack_map(body);
     if (!handle)
         return handle.error();
-    const object &m = handle->get();
     ControlRequest r;
-    KeySeen seen;
     bool have_version = false;
-    for (uint32_t i = 0; i < m.via.map.size; ++i) {
-        auto key = as_str(m.via.map.ptr[i].key);
-        const object &v = m.via.map.ptr[i].val;
-        if (!key)
-            return Error::invalid("request keys must be strings");
-        if (!seen.add(*key))
-            return Error::invalid("key \"" + std::string(*key) + "\" given twice");
-        if (*key == "v") {
+    const KeyRules rules{Error::invalid, "request keys must be strings", ""};
+    auto walked = for_each_entry(handle->get(), rules, [&](std::string_view key, const object &v) -> Result<void> {
+        if (key == "v") {
             auto version = as_uint(v);
             if (!version || *version != k_control_version)
                 return Error::invalid("v: this sampler speaks control protocol version 1");
             have_version = true;
-        } else if (*key == "job") {
+        } else if (key == "job") {
             auto job = as_str(v);
             if (!job || job->empty() || job->size() > k_max_id_length || !wire::rules::printable_ascii(*job))
                 return Error::invalid("job: expected a job id (1 to 128 printable ASCII characters)");
             r.job_id = std::string(*job);
-        } else if (*key == "sample_period") {
+        } else if (key == "sample_period") {
             auto p = as_number(v);
             if (!p)
                 return Error::invalid("sample_period: expected a number of seconds");
@@ -269,7 +284,7 @@ Result<ControlRequest> decode_request(std::string_view body)
             if (!checked)
                 return checked.error();
             r.period_s = *checked;
-        } else if (*key == "perfhw_events") {
+        } else if (key == "perfhw_events") {
             auto items = str_array(v, "perfhw_events", backends::perfhw::k_max_events);
             if (!items)
                 return items.error();
@@ -277,7 +292,7 @@ Result<ControlRequest> decode_request(std::string_view body)
             if (!names)
                 return names.error();
             r.perfhw_events = std::move(*names);
-        } else if (*key == "perfhw") {
+        } else if (key == "perfhw") {
             auto s = as_str(v);
             if (s && *s == "pause")
                 r.perfhw = PerfhwAction::pause;
@@ -286,12 +301,12 @@ Result<ControlRequest> decode_request(std::string_view body)
             else
                 return Error::invalid("perfhw: expected \"pause\" or \"resume\"");
         } else {
-            std::string shown(key->substr(0, 64));
-            if (!wire::rules::printable_ascii(shown))
-                shown = "(not printable)";
-            return Error::invalid("unknown key \"" + shown + "\"");
+            return Error::invalid("unknown key \"" + shown_key(key) + "\"");
         }
-    }
+        return ok();
+    });
+    if (!walked)
+        return walked.error();
     if (!have_version)
         return Error::invalid("v: missing protocol version");
     return r;
@@ -303,40 +318,40 @@ std::string encode_answer(const ControlAnswer &a)
     StringWriter w{out};
     Packer pk(w);
     pk.pack_map(3 + (a.state ? 1 : 0) + (a.accepted ? 0 : 1));
-    pack_str(pk, "v");
+    pack::str(pk, "v");
     pk.pack_uint32(k_control_version);
-    pack_str(pk, "accepted");
+    pack::str(pk, "accepted");
     if (a.accepted)
         pk.pack_true();
     else
         pk.pack_false();
     if (a.accepted) {
-        pack_str(pk, "changed");
-        pack_str_array(pk, a.changed);
+        pack::str(pk, "changed");
+        pack::str_array(pk, a.changed);
     } else {
-        pack_str(pk, "code");
-        pack_str(pk, to_string(a.code));
-        pack_str(pk, "reason");
-        pack_str(pk, std::string_view(a.reason).substr(0, k_max_reason_length));
+        pack::str(pk, "code");
+        pack::str(pk, to_string(a.code));
+        pack::str(pk, "reason");
+        pack::str(pk, std::string_view(a.reason).substr(0, k_max_reason_length));
     }
     if (a.state) {
         const ControlState &s = *a.state;
-        pack_str(pk, "state");
+        pack::str(pk, "state");
         pk.pack_map(7);
-        pack_str(pk, "job");
-        pack_str(pk, s.job_id);
-        pack_str(pk, "sample_period");
+        pack::str(pk, "job");
+        pack::str(pk, s.job_id);
+        pack::str(pk, "sample_period");
         pk.pack_double(s.period_s);
-        pack_str(pk, "perfhw");
-        pack_str(pk, s.perfhw);
-        pack_str(pk, "perfhw_events");
-        pack_str_array(pk, s.perfhw_events);
-        pack_str(pk, "samples_sent");
+        pack::str(pk, "perfhw");
+        pack::str(pk, s.perfhw);
+        pack::str(pk, "perfhw_events");
+        pack::str_array(pk, s.perfhw_events);
+        pack::str(pk, "samples_sent");
         pk.pack_uint64(s.samples_sent);
-        pack_str(pk, "dropped");
+        pack::str(pk, "dropped");
         pk.pack_uint64(s.dropped);
-        pack_str(pk, "collector");
-        pack_str(pk, s.collector);
+        pack::str(pk, "collector");
+        pack::str(pk, s.collector);
     }
     return out;
 }
@@ -346,40 +361,39 @@ Result<ControlAnswer> decode_answer(std::string_view body)
     auto handle = unpack_map(body);
     if (!handle)
         return handle.error();
-    const object &m = handle->get();
     ControlAnswer a;
     bool have_accepted = false;
-    for (uint32_t i = 0; i < m.via.map.size; ++i) {
-        auto key = as_str(m.via.map.ptr[i].key);
-        const object &v = m.via.map.ptr[i].val;
-        if (!key)
-            return Error::parse("answer keys must be strings");
-        if (*key == "accepted") {
+    const KeyRules rules{Error::parse, "answer keys must be strings"};
+    auto walked = for_each_entry(handle->get(), rules, [&](std::string_view key, const object &v) -> Result<void> {
+        if (key == "accepted") {
             if (v.type != type::BOOLEAN)
                 return Error::parse("accepted: expected a boolean");
             a.accepted = v.via.boolean;
             have_accepted = true;
-        } else if (*key == "code") {
+        } else if (key == "code") {
             auto s = as_str(v);
             for (Rejection r : {Rejection::invalid, Rejection::unsupported, Rejection::failed, Rejection::permission,
                                 Rejection::busy, Rejection::timeout})
                 if (s && *s == to_string(r))
                     a.code = r;
-        } else if (*key == "reason") {
+        } else if (key == "reason") {
             if (auto s = as_str(v))
                 a.reason = *s;
-        } else if (*key == "changed") {
+        } else if (key == "changed") {
             auto items = str_array(v, "changed", 16);
             if (!items)
                 return Error::parse(items.error().message());
             a.changed = std::move(*items);
-        } else if (*key == "state") {
+        } else if (key == "state") {
             auto st = decode_state(v);
             if (!st)
                 return st.error();
             a.state = std::move(*st);
         }
-    }
+        return ok();
+    });
+    if (!walked)
+        return walked.error();
     if (!have_accepted)
         return Error::parse("answer without \"accepted\"");
     return a;
@@ -390,20 +404,14 @@ Result<ControlRequest> decode_legacy_configure(std::string_view body)
     auto handle = unpack_map(body);
     if (!handle)
         return handle.error();
-    const object &m = handle->get();
     ControlRequest r;
-    KeySeen seen;
-    for (uint32_t i = 0; i < m.via.map.size; ++i) {
-        auto key = as_str(m.via.map.ptr[i].key);
-        auto value = as_str(m.via.map.ptr[i].val);
-        if (!key)
-            return Error::invalid("configure message: keys must be strings");
-        if (!seen.add(*key))
-            return Error::invalid("configure message: key \"" + std::string(*key) + "\" given twice");
+    const KeyRules rules{Error::invalid, "configure message: keys must be strings", "configure message: "};
+    auto walked = for_each_entry(handle->get(), rules, [&](std::string_view key, const object &v) -> Result<void> {
+        auto value = as_str(v);
         if (!value)
-            return Error::invalid("configure message: the value of \"" + std::string(key->substr(0, 64)) +
+            return Error::invalid("configure message: the value of \"" + std::string(key.substr(0, 64)) +
                                   "\" must be a string");
-        if (*key == "sample_period") {
+        if (key == "sample_period") {
             std::string text(*value);
             double p = 0;
             auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), p);
@@ -413,18 +421,18 @@ Result<ControlRequest> decode_legacy_configure(std::string_view body)
             if (!checked)
                 return checked.error();
             r.period_s = *checked;
-        } else if (*key == "perfhw_metrics") {
+        } else if (key == "perfhw_metrics") {
             auto names = check_events({std::string(*value)}, "perfhw_metrics");
             if (!names)
                 return names.error();
             r.perfhw_events = std::move(*names);
         } else {
-            std::string shown(key->substr(0, 64));
-            if (!wire::rules::printable_ascii(shown))
-                shown = "(not printable)";
-            return Error::invalid("configure message: unknown key \"" + shown + "\"");
+            return Error::invalid("configure message: unknown key \"" + shown_key(key) + "\"");
         }
-    }
+        return ok();
+    });
+    if (!walked)
+        return walked.error();
     if (!r.period_s && !r.perfhw_events)
         return Error::invalid("configure message: neither \"sample_period\" nor \"perfhw_metrics\"");
     return r;

@@ -13,7 +13,8 @@ namespace mp = colmet::test::mp;
 
 namespace {
 
-std::string error_of(const Result<ControlRequest> &r)
+template <typename T>
+std::string error_of(const Result<T> &r)
 {
     return r ? std::string("(accepted)") : r.error().message();
 }
@@ -80,7 +81,9 @@ TEST(ControlRequestTest, rejects_malformed_requests)
         {mp::map({}), "missing protocol version"},
         {mp::map({{"v", mp::uint(2)}}), "version 1"},
         {mp::map({{"v", mp::str("1")}}), "version 1"},
-        {mp::map({{"v", mp::uint(1)}, {"v", mp::uint(1)}}), "given twice"},
+        {mp::map({{"v", mp::uint(1)}, {"v", mp::uint(1)}}), "key \"v\" given twice"},
+        {std::string("\x81\x01\x01", 3), "request keys must be strings"},
+        {mp::map({{"v", mp::uint(1)}, {"bad\x01key", mp::uint(1)}}), "unknown key \"(not printable)\""},
         {mp::map({{"v", mp::uint(1)}, {"sample_periods", mp::dbl(1)}}), "unknown key \"sample_periods\""},
         {mp::map({{"v", mp::uint(1)}, {"perfhw_events", mp::str("task_clock")}}), "expected an array"},
         {mp::map({{"v", mp::uint(1)}, {"perfhw_events", mp::array({})}}), "no event"},
@@ -149,8 +152,15 @@ TEST(ControlAnswerTest, cuts_long_reasons)
 
 TEST(ControlAnswerTest, an_answer_needs_accepted)
 {
-    EXPECT_FALSE(decode_answer(mp::map({{"v", mp::uint(1)}})));
+    EXPECT_EQ(error_of(decode_answer(mp::map({{"v", mp::uint(1)}}))), "answer without \"accepted\"");
     EXPECT_FALSE(decode_answer("garbage"));
+    EXPECT_EQ(error_of(decode_answer(std::string("\x81\x01\xc3", 3))), "answer keys must be strings");
+    EXPECT_EQ(error_of(decode_answer(mp::map({{"accepted", mp::uint(1)}}))), "accepted: expected a boolean");
+    EXPECT_EQ(error_of(decode_answer(mp::map({{"accepted", mp::boolean(true)}, {"state", mp::uint(1)}}))),
+              "state: expected a map");
+    EXPECT_EQ(error_of(decode_answer(mp::map({{"accepted", mp::boolean(true)},
+                                              {"state", std::string("\x81\x01\x01", 3)}}))),
+              "state: keys are strings");
 }
 
 TEST(LegacyConfigureTest, accepts_the_original_configure_message)
@@ -186,6 +196,21 @@ TEST(LegacyConfigureTest, rejects_what_crashed_the_original)
     };
     for (const auto &b : bad)
         EXPECT_FALSE(decode_legacy_configure(b));
+}
+
+TEST(LegacyConfigureTest, says_which_key_is_wrong)
+{
+    const std::vector<std::pair<std::string, std::string>> cases = {
+        {mp::map({{"sample_period", mp::str("1")}, {"sample_period", mp::str("2")}}),
+         "configure message: key \"sample_period\" given twice"},
+        {std::string("\x81\x01\xa1\x31", 4), "configure message: keys must be strings"},
+        {mp::map({{"sample_period", mp::dbl(1.5)}}), "configure message: the value of \"sample_period\" must be a string"},
+        {mp::map({{"sample_period", mp::str("1")}, {"extra", mp::str("x")}}), "configure message: unknown key \"extra\""},
+        {mp::map({{"x\x7f", mp::str("x")}}), "configure message: unknown key \"(not printable)\""},
+        {mp::map({{"sample_period", mp::str("abc")}}), "sample_period: \"abc\" is not a number of seconds"},
+    };
+    for (const auto &[bytes, expect] : cases)
+        EXPECT_EQ(error_of(decode_legacy_configure(bytes)), expect);
 }
 
 TEST(FrameTest, reads_a_frame_fed_byte_by_byte_and_nothing_after_it)
