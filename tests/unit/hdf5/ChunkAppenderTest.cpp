@@ -268,55 +268,45 @@ protected:
 
 const std::vector<size_t> k_uneven{1, 3, 5, 0, 7, 4};
 
+// Create dataset `name` in a new file, append `data` (rows of `width`
+// elements) in the k_uneven pieces, comparing after each, then close
+// everything, reopen the file and compare again (nothing left in a cache).
+template <typename T>
+void round_trip(const std::filesystem::path &path, const char *name, const Spec &spec, hid_t mem_type,
+                const std::vector<T> &data, size_t width, int level)
+{
+    File file = create_file(path);
+    ASSERT_TRUE(file.valid());
+    Dataset ds = make_dataset(file.get(), name, spec);
+    ASSERT_TRUE(ds.valid());
+    auto out = ChunkAppender::attach(ds.get(), mem_type, 0);
+    ASSERT_TRUE(out.ok()) << out.error().message();
+    EXPECT_EQ(out->chunk_rows(), 4u);
+    EXPECT_EQ(out->row_bytes(), width * sizeof(T));
+    EXPECT_EQ(out->rows(), 0u);
+    ChunkCodec codec(level);
+    append_in_pieces(ds.get(), mem_type, *out, codec, data, width, k_uneven);
+
+    ds.reset();
+    ASSERT_TRUE(file.reset());
+    File again = open_file(path, H5F_ACC_RDONLY);
+    ASSERT_TRUE(again.valid());
+    Dataset ds2 = open_dataset(again.get(), name);
+    EXPECT_TRUE(same_bytes(read_all(ds2.get(), mem_type), data.data(), data.size() * sizeof(T), sizeof(T)));
+}
+
 // 1. 2-D float64 [rows, 3], chunks of 4 rows, shuffle + deflate, NaN fill.
 TEST_F(ChunkAppenderTest, values_2d_float64_shuffle_deflate_read_back_bit_for_bit)
 {
-    File file = create_file(file_path());
-    ASSERT_TRUE(file.valid());
-    Dataset ds = make_dataset(file.get(), "values", values_spec());
-    ASSERT_TRUE(ds.valid());
-    auto out = ChunkAppender::attach(ds.get(), H5T_NATIVE_DOUBLE, 0);
-    ASSERT_TRUE(out.ok()) << out.error().message();
-    EXPECT_EQ(out->chunk_rows(), 4u);
-    EXPECT_EQ(out->row_bytes(), 3 * sizeof(double));
-    EXPECT_EQ(out->rows(), 0u);
-
     const size_t rows = total_rows(k_uneven);
     ASSERT_EQ(rows, 20u);
-    const auto data = distinct_doubles(rows * 3);
-    ChunkCodec codec(6);
-    append_in_pieces(ds.get(), H5T_NATIVE_DOUBLE, *out, codec, data, 3, k_uneven);
-
-    // Still the same after closing everything (nothing left in a cache).
-    ds.reset();
-    ASSERT_TRUE(file.reset());
-    File again = open_file(file_path(), H5F_ACC_RDONLY);
-    ASSERT_TRUE(again.valid());
-    Dataset ds2 = open_dataset(again.get(), "values");
-    EXPECT_TRUE(same_bytes(read_all(ds2.get(), H5T_NATIVE_DOUBLE), data.data(), data.size() * 8, 8));
+    round_trip(file_path(), "values", values_spec(), H5T_NATIVE_DOUBLE, distinct_doubles(rows * 3), 3, 6);
 }
 
 // 2. 1-D int64, chunks of 4.
 TEST_F(ChunkAppenderTest, time_1d_int64_shuffle_deflate_read_back_bit_for_bit)
 {
-    File file = create_file(file_path());
-    ASSERT_TRUE(file.valid());
-    Dataset ds = make_dataset(file.get(), "time", time_spec());
-    ASSERT_TRUE(ds.valid());
-    auto out = ChunkAppender::attach(ds.get(), H5T_NATIVE_INT64, 0);
-    ASSERT_TRUE(out.ok()) << out.error().message();
-    EXPECT_EQ(out->chunk_rows(), 4u);
-    EXPECT_EQ(out->row_bytes(), sizeof(int64_t));
-
-    const auto data = distinct_times(total_rows(k_uneven));
-    ChunkCodec codec(1);
-    append_in_pieces(ds.get(), H5T_NATIVE_INT64, *out, codec, data, 1, k_uneven);
-
-    ds.reset();
-    ASSERT_TRUE(file.reset());
-    File again = open_file(file_path(), H5F_ACC_RDONLY);
-    Dataset ds2 = open_dataset(again.get(), "time");
-    EXPECT_TRUE(same_bytes(read_all(ds2.get(), H5T_NATIVE_INT64), data.data(), data.size() * 8, 8));
+    round_trip(file_path(), "time", time_spec(), H5T_NATIVE_INT64, distinct_times(total_rows(k_uneven)), 1, 1);
 }
 
 // Many piece patterns and chunk sizes, including appends that stay inside a
