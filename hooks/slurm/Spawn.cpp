@@ -14,41 +14,30 @@ namespace colmet::spank {
 
 namespace {
 
-class FileActions {
+// Owns one posix_spawn object (file actions or attributes): Init and Destroy
+// are its two functions; get() is valid only when ok().
+template <typename T, int (*Init)(T *), int (*Destroy)(T *)>
+class SpawnObject {
 public:
-    FileActions() { m_ok = posix_spawn_file_actions_init(&m_fa) == 0; }
-    ~FileActions()
+    SpawnObject() { m_ok = Init(&m_value) == 0; }
+    ~SpawnObject()
     {
         if (m_ok)
-            posix_spawn_file_actions_destroy(&m_fa);
+            Destroy(&m_value);
     }
-    FileActions(const FileActions &) = delete;
-    FileActions &operator=(const FileActions &) = delete;
-    posix_spawn_file_actions_t *get() { return &m_fa; }
+    SpawnObject(const SpawnObject &) = delete;
+    SpawnObject &operator=(const SpawnObject &) = delete;
+    T *get() { return &m_value; }
     bool ok() const { return m_ok; }
 
 private:
-    posix_spawn_file_actions_t m_fa{};
+    T m_value{};
     bool m_ok = false;
 };
 
-class SpawnAttr {
-public:
-    SpawnAttr() { m_ok = posix_spawnattr_init(&m_attr) == 0; }
-    ~SpawnAttr()
-    {
-        if (m_ok)
-            posix_spawnattr_destroy(&m_attr);
-    }
-    SpawnAttr(const SpawnAttr &) = delete;
-    SpawnAttr &operator=(const SpawnAttr &) = delete;
-    posix_spawnattr_t *get() { return &m_attr; }
-    bool ok() const { return m_ok; }
-
-private:
-    posix_spawnattr_t m_attr{};
-    bool m_ok = false;
-};
+using FileActions = SpawnObject<posix_spawn_file_actions_t, posix_spawn_file_actions_init,
+                                posix_spawn_file_actions_destroy>;
+using SpawnAttr = SpawnObject<posix_spawnattr_t, posix_spawnattr_init, posix_spawnattr_destroy>;
 
 } // namespace
 

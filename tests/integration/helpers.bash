@@ -5,6 +5,8 @@
 PY=/usr/bin/python3            # Debian's python, where python3-h5py lives
 CGROOT=/sys/fs/cgroup
 V1_CONTROLLERS="cpuacct cpu memory blkio pids cpuset"
+# stop_pid, within_pct, at_least
+. "${BASH_SOURCE[0]%/*}/shell_common.sh"
 
 require_root() {
   [ "$(id -u)" -eq 0 ] || skip "needs root to create cgroups and read /proc/PID/io"
@@ -90,19 +92,6 @@ start_collector() {
   COLLECTOR_PID=$!
 }
 
-# stop_pid PID [timeout_s]: SIGTERM and wait; SIGKILL after the timeout.
-stop_pid() {
-  local pid=$1 limit=${2:-10} i
-  kill -TERM "$pid" 2>/dev/null || return 0
-  for ((i = 0; i < limit * 20; i++)); do
-    kill -0 "$pid" 2>/dev/null || { wait "$pid" 2>/dev/null; return 0; }
-    sleep 0.05
-  done
-  kill -KILL "$pid" 2>/dev/null
-  wait "$pid" 2>/dev/null
-  return 1
-}
-
 # h5 FILE EXPR: evaluate a Python expression with f = the open HDF5 file.
 h5() {
   "$PY" - "$1" "$2" <<'PYEOF'
@@ -122,10 +111,3 @@ print(eval(sys.argv[2]))
 PYEOF
 }
 
-# Numeric comparison helpers for bats assertions.
-within_pct() {  # within_pct ACTUAL EXPECTED PCT
-  "$PY" -c 'import sys; a,e,p=map(float,sys.argv[1:]); sys.exit(0 if abs(a-e) <= e*p/100 else 1)' "$1" "$2" "$3"
-}
-at_least() {  # at_least ACTUAL MIN
-  "$PY" -c 'import sys; a,m=map(float,sys.argv[1:]); sys.exit(0 if a >= m else 1)' "$1" "$2"
-}

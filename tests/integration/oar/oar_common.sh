@@ -11,6 +11,8 @@ CGROOT=/sys/fs/cgroup
 LINKS=/dev/oar_cgroups_links
 FAILS=0
 CLEANUP=()
+# stop_pid, within_pct, at_least
+. "$SRC/tests/integration/shell_common.sh"
 
 log() { echo "[$(date +%T)] $*"; }
 skip() { echo "SKIP: $*"; exit 77; }
@@ -45,19 +47,6 @@ require_oar() { # require_oar PACKAGE...: skip unless root and the packages are 
   for b in colmet-job colmet-node colmet-collector colmet-workload; do
     [ -x "$COLMET_BIN/$b" ] || skip "$COLMET_BIN/$b is not built"
   done
-}
-
-# stop_pid PID [timeout_s]: SIGTERM, wait, SIGKILL after the timeout.
-stop_pid() {
-  local pid=$1 limit=${2:-10} i
-  kill -TERM "$pid" 2>/dev/null || return 0
-  for ((i = 0; i < limit * 20; i++)); do
-    kill -0 "$pid" 2>/dev/null || { wait "$pid" 2>/dev/null; return 0; }
-    sleep 0.05
-  done
-  kill -KILL "$pid" 2>/dev/null
-  wait "$pid" 2>/dev/null
-  return 1
 }
 
 # make_workdir: $WORK, a scratch directory other users can traverse.
@@ -145,14 +134,6 @@ def period(backend):
     return round(float(d[len(d) // 2]) / 1e9, 1)
 print(eval(sys.argv[2]))
 PYEOF
-}
-
-within_pct() { # within_pct ACTUAL EXPECTED PCT
-  "$PY" -c 'import sys; a,e,p=map(float,sys.argv[1:]); sys.exit(0 if abs(a-e) <= e*p/100 else 1)' "$1" "$2" "$3"
-}
-
-at_least() { # at_least ACTUAL MIN
-  "$PY" -c 'import sys; a,m=map(float,sys.argv[1:]); sys.exit(0 if a >= m else 1)' "$1" "$2"
 }
 
 # job_leftovers NAME: print what is left of job cgroup NAME (/oar/NAME) in any hierarchy.
