@@ -189,9 +189,9 @@ void decode_metrics(Cursor &c, const Loc &where, BackendBlock &blk)
     // bytes equal those this slot decoded last time (decode() clears every
     // slot after a failure, so what is there passed every check), they are
     // the same descriptors and need no decoding.
-    if (!blk.metrics_wire.empty() && c.skip_if_equal(blk.metrics_wire))
+    if (blk.metrics_wire && c.skip_if_equal(*blk.metrics_wire))
         return;
-    blk.metrics_wire.clear();  // until the descriptors below pass
+    blk.metrics_wire.reset();  // until the descriptors below pass
     const char *begin = c.pos();
     const uint32_t n = as_array(c.next(), where.at("metrics"), k_max_metrics_per_backend);
     Loc metric_loc = where;
@@ -211,7 +211,7 @@ void decode_metrics(Cursor &c, const Loc &where, BackendBlock &blk)
                     fail(metric_loc.at("name"), "\"" + blk.metrics[m].name + "\" appears twice");
                 }
     }
-    blk.metrics_wire.assign(begin, static_cast<size_t>(c.pos() - begin));
+    blk.metrics_wire = std::make_shared<const std::string>(begin, static_cast<size_t>(c.pos() - begin));
 }
 
 // The backend block at the cursor; the cursor ends past it.

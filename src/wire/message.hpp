@@ -4,6 +4,7 @@
 
 #include <cmath>
 #include <cstdint>
+#include <memory>
 #include <string>
 #include <utility>
 #include <vector>
@@ -49,12 +50,14 @@ struct BackendBlock {
     std::vector<MetricDescriptor> metrics;
     std::vector<double> values;
     std::string status;  // empty when all is well; else why values are missing
-    // The msgpack bytes of `metrics` as received: set by decode(), which
-    // skips decoding descriptors whose bytes equal the previous message's in
-    // the same slot, and used by the collector to match segments quickly.
-    // Empty in blocks built in memory; whoever changes `metrics` of a
-    // decoded block must clear it.
-    std::string metrics_wire;
+    // The msgpack bytes of `metrics` as received, never changed once made:
+    // set by decode(), which skips decoding descriptors whose bytes equal the
+    // previous message's in the same slot and then keeps the same pointer,
+    // so that the collector matches segments by comparing pointers (one set
+    // of bytes serves every job whose samplers send the same descriptors).
+    // Null in blocks built in memory; whoever changes `metrics` of a decoded
+    // block must reset it.
+    std::shared_ptr<const std::string> metrics_wire;
 };
 
 struct Message {

@@ -14,6 +14,11 @@
 
 namespace {
 
+std::string wire_bytes(const colmet::wire::BackendBlock &b)
+{
+    return b.metrics_wire ? *b.metrics_wire : std::string();
+}
+
 bool same_values(const std::vector<double> &a, const std::vector<double> &b)
 {
     return a.size() == b.size() && (a.empty() || std::memcmp(a.data(), b.data(), a.size() * sizeof(double)) == 0);
@@ -27,7 +32,7 @@ bool same(const colmet::wire::Message &a, const colmet::wire::Message &b)
     for (size_t i = 0; i < a.backends.size(); ++i) {
         const auto &x = a.backends[i], &y = b.backends[i];
         if (x.name != y.name || x.scope != y.scope || x.metrics != y.metrics || x.status != y.status ||
-            !same_values(x.values, y.values) || x.metrics_wire != y.metrics_wire)
+            !same_values(x.values, y.values) || wire_bytes(x) != wire_bytes(y))
             return false;
     }
     return true;

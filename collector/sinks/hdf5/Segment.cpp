@@ -161,8 +161,16 @@ Result<Segment::Datasets> Segment::open_datasets() const
 
 bool Segment::matches(const wire::BackendBlock &block)
 {
-    if (!block.metrics_wire.empty() && block.metrics_wire == m_metrics_wire)
-        return true;
+    if (block.metrics_wire) {
+        // The decoder keeps one pointer while the bytes do not change: equal
+        // pointers are the common case and cost no read of the bytes.
+        if (block.metrics_wire == m_metrics_wire)
+            return true;
+        if (m_metrics_wire && *block.metrics_wire == *m_metrics_wire) {
+            m_metrics_wire = block.metrics_wire;
+            return true;
+        }
+    }
     if (block.metrics != m_metrics)
         return false;
     m_metrics_wire = block.metrics_wire;

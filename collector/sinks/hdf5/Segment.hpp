@@ -69,7 +69,8 @@ private:
 
     Group m_group;
     std::vector<wire::MetricDescriptor> m_metrics;
-    std::string m_metrics_wire;  // msgpack bytes of m_metrics last seen (may be empty)
+    // msgpack bytes of m_metrics, as last seen in a decoded block (may be null)
+    std::shared_ptr<const std::string> m_metrics_wire;
     uint64_t m_rows_on_disk = 0;
     std::optional<ChunkAppender> m_time_out;
     std::optional<ChunkAppender> m_values_out;

@@ -253,13 +253,20 @@ TEST(WireDecode, a_reused_message_takes_new_units_kinds_and_values_of_unchanged_
     Message out;
     std::string first = backend("s", "counter", 1);
     ASSERT_TRUE(decode(first.data(), first.size(), out));
-    EXPECT_FALSE(out.backends[0].metrics_wire.empty());
+    ASSERT_TRUE(out.backends[0].metrics_wire);
+    EXPECT_FALSE(out.backends[0].metrics_wire->empty());
+    const auto kept = out.backends[0].metrics_wire;
     std::string more = backend("s", "counter", 2);
     ASSERT_TRUE(decode(more.data(), more.size(), out));
     EXPECT_EQ(out.backends[0].values[0], 2);
+    EXPECT_EQ(out.backends[0].metrics_wire, kept);  // the same bytes, kept: segments compare pointers
     std::string unit = backend("ns", "counter", 3);
     ASSERT_TRUE(decode(unit.data(), unit.size(), out));
     EXPECT_EQ(out.backends[0].metrics[0].unit, "ns");
+    ASSERT_TRUE(out.backends[0].metrics_wire);
+    EXPECT_NE(out.backends[0].metrics_wire, kept);
+    // what the first message's slot was made of is unchanged
+    EXPECT_EQ(*kept, mp::array({mp::array({mp::str("usage"), mp::str("s"), mp::str("counter")})}));
     EXPECT_EQ(out.backends[0].values[0], 3);
     std::string kind = backend("ns", "gauge", 4);
     ASSERT_TRUE(decode(kind.data(), kind.size(), out));
