@@ -4,7 +4,9 @@
 #include "common/log.hpp"
 #include "node/backends/perfhw/perf_mount.hpp"
 
+#include <algorithm>
 #include <cerrno>
+#include <cstring>
 #include <filesystem>
 #include <unistd.h>
 
@@ -48,9 +50,56 @@ Result<void> remove_empty_job_dirs(const SamplerRecord &r)
     return first;
 }
 
+// rmdir the levels above the job's directory that start created (up to
+// r.created_from), in every hierarchy, from the lowest up; a level that
+// still holds a directory, or is another recorded job's cgroup (a Slurm
+// job's, under which its steps were sampled), stays, and so do those above.
+void remove_created_parents(const SamplerRecord &r, const fs::path &run_dir)
+{
+    const std::string &top = r.created_from;
+    if (top.empty() || !cgroup_below(r.cgroup, top))
+        return;  // not an ancestor of the job's cgroup: a record from elsewhere
+    std::vector<std::string> others;
+    for (const auto &[path, other] : list_records(run_dir))
+        if (other && other->job_id != r.job_id && other->cgroup_root == r.cgroup_root)
+            others.push_back(other->cgroup);
+    cgroup::CgroupFs cgfs(r.cgroup_root);
+    for (std::string level = r.cgroup.substr(0, r.cgroup.rfind('/')); level.size() >= top.size();
+         level = level.substr(0, level.rfind('/'))) {
+        if (std::any_of(others.begin(), others.end(),
+                        [&](const std::string &c) { return c == level || cgroup_below(c, level); })) {
+            spdlog::info("job {}: leaving cgroup level {}: it is or holds another running job's cgroup", r.job_id,
+                         level);
+            return;
+        }
+        auto paths = cgfs.resolve(level);
+        if (!paths)
+            continue;  // gone from every hierarchy already
+        std::vector<fs::path> dirs;
+        if (paths->version == cgroup::Version::v2)
+            dirs.push_back(paths->unified);
+        for (const auto &[controller, dir] : paths->controllers)
+            dirs.push_back(dir);
+        bool busy = false;
+        for (const auto &dir : dirs)
+            if (::rmdir(dir.c_str()) != 0 && errno != ENOENT) {
+                busy = true;
+                spdlog::info("job {}: leaving cgroup {} ({})", r.job_id, dir.string(), std::strerror(errno));
+            }
+        if (busy)
+            return;
+        spdlog::info("job {}: removed cgroup level {} that start created", r.job_id, level);
+    }
+}
+
 } // namespace
 
-Result<void> remove_created_cgroups(const SamplerRecord &r)
+bool cgroup_below(std::string_view path, std::string_view level)
+{
+    return path.size() > level.size() && path.compare(0, level.size(), level) == 0 && path[level.size()] == '/';
+}
+
+Result<void> remove_created_cgroups(const SamplerRecord &r, const fs::path &run_dir)
 {
     Result<void> first;
     if (r.perf_cgroup_created && !r.perf_root.empty()) {
@@ -61,9 +110,13 @@ Result<void> remove_created_cgroups(const SamplerRecord &r)
             spdlog::info("job {}: removed perf_event cgroup {}{}", r.job_id, r.perf_root, r.cgroup);
         }
     }
-    if (r.job_cgroup_created)
-        if (auto rm = remove_empty_job_dirs(r); !rm && first)
+    if (r.job_cgroup_created) {
+        auto rm = remove_empty_job_dirs(r);
+        if (rm)
+            remove_created_parents(r, run_dir);
+        else if (first)
             first = rm;
+    }
     return first;
 }
 

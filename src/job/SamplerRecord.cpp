@@ -55,6 +55,7 @@ Result<void> write_record(const fs::path &path, const SamplerRecord &r)
         << "perf_root=" << one_line(r.perf_root) << '\n'
         << "perf_cgroup_created=" << (r.perf_cgroup_created ? 1 : 0) << '\n'
         << "job_cgroup_created=" << (r.job_cgroup_created ? 1 : 0) << '\n'
+        << "created_from=" << one_line(r.created_from) << '\n'
         << "started_ns=" << r.started_ns << '\n';
     const std::string text = out.str();
 
@@ -122,6 +123,8 @@ Result<SamplerRecord> read_record(const fs::path &path)
             r.perf_cgroup_created = value == "1";
         else if (key == "job_cgroup_created")
             r.job_cgroup_created = value == "1";
+        else if (key == "created_from")
+            r.created_from = value;
         else if (key == "started_ns")
             (void)parse_number(value, r.started_ns);
     }

@@ -31,6 +31,10 @@ struct SamplerRecord {
     std::string perf_root;          // perf_event hierarchy root ("" = none)
     bool perf_cgroup_created = false;  // stop removes <perf_root>/<cgroup>
     bool job_cgroup_created = false;   // --create-cgroup made the job's directories
+    // With job_cgroup_created: the topmost ancestor of `cgroup` that existed
+    // in no hierarchy before start ("/slurm/uid_0"); "" = only the job's own
+    // directory was made. stop also removes the empty levels up to it.
+    std::string created_from;
     int64_t started_ns = 0;         // CLOCK_REALTIME
 };
 

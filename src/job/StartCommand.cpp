@@ -63,6 +63,36 @@ NodeDefaults read_node_defaults(const std::string &config)
 }
 
 // User names reach paths (/oar/<user>_<job>) and the node's command line.
+// The topmost ancestor of `relative` (a normalized "/a/b/job" path, the job's
+// own directory excluded) that exists in no hierarchy: the first level that
+// create() will make besides the job's directory. "" when the parent exists.
+std::string topmost_missing_ancestor(const cgroup::CgroupFs &cgfs, const std::string &relative)
+{
+    for (size_t slash = relative.find('/', 1); slash != std::string::npos; slash = relative.find('/', slash + 1)) {
+        const std::string level = relative.substr(0, slash);
+        auto found = cgfs.resolve(level);
+        if (!found && found.error().code() == Errc::not_found)
+            return level;
+    }
+    return "";
+}
+
+// When the job's parent levels already exist because another running job's
+// start made them (its record says so), they stay colmet's to remove:
+// whichever of those jobs ends last removes them. The highest such level.
+std::string levels_made_by_others(const StartOptions &o, const std::string &relative)
+{
+    std::string top;
+    for (const auto &[path, other] : list_records(o.run_dir)) {
+        if (!other || !other->job_cgroup_created || other->cgroup_root != o.cgroup_root)
+            continue;
+        const std::string &from = other->created_from;
+        if (!from.empty() && cgroup_below(relative, from) && (top.empty() || from.size() < top.size()))
+            top = from;
+    }
+    return top;
+}
+
 bool valid_user(const std::string &user)
 {
     return !user.empty() && user.size() <= 256 && user.find('/') == std::string::npos &&
@@ -189,6 +219,7 @@ int do_start(const StartOptions &o)
     record.log_file = o.log_file;
     if (stale && stale->cgroup == *relative && stale->cgroup_root == o.cgroup_root) {
         record.job_cgroup_created = stale->job_cgroup_created;
+        record.created_from = stale->created_from;
         record.perf_cgroup_created = stale->perf_cgroup_created;
     }
 
@@ -208,6 +239,9 @@ int do_start(const StartOptions &o)
     if (o.create_cgroup) {
         auto existing = cgfs.resolve(*relative);
         if (!existing && existing.error().code() == Errc::not_found) {
+            record.created_from = topmost_missing_ancestor(cgfs, *relative);
+            if (record.created_from.empty())
+                record.created_from = levels_made_by_others(o, *relative);
             if (auto made = cgfs.create(*relative); !made) {
                 spdlog::error("job {}: cannot create cgroup {}: {}", o.job_id, *relative, made.error().message());
                 return k_exit_failed;
@@ -225,7 +259,7 @@ int do_start(const StartOptions &o)
         paths = Error(Errc::not_found, "cgroup " + *relative + " exists only in the perf_event hierarchy");
     if (!paths) {
         spdlog::error("job {}: cannot sample cgroup {}: {}", o.job_id, *relative, paths.error().message());
-        (void)remove_created_cgroups(record);
+        (void)remove_created_cgroups(record, o.run_dir);
         return k_exit_failed;
     }
 
@@ -254,7 +288,7 @@ int do_start(const StartOptions &o)
     if (node.empty()) {
         spdlog::error("job {}: colmet-node not found next to colmet-job, in the install directories or in PATH",
                       o.job_id);
-        (void)remove_created_cgroups(record);
+        (void)remove_created_cgroups(record, o.run_dir);
         return k_exit_failed;
     }
     std::vector<std::string> argv = {node.string(),
@@ -281,7 +315,7 @@ int do_start(const StartOptions &o)
     auto pid = spawn_detached(argv, o.cgroup_root);
     if (!pid) {
         spdlog::error("job {}: cannot start {}: {}", o.job_id, node.string(), pid.error().message());
-        (void)remove_created_cgroups(record);
+        (void)remove_created_cgroups(record, o.run_dir);
         return k_exit_failed;
     }
     record.pid = *pid;
@@ -290,14 +324,14 @@ int do_start(const StartOptions &o)
     if (auto w = write_record(record_file, record); !w) {
         spdlog::error("job {}: {}; stopping the sampler it describes", o.job_id, w.error().message());
         ::kill(*pid, SIGTERM);
-        (void)remove_created_cgroups(record);
+        (void)remove_created_cgroups(record, o.run_dir);
         return k_exit_failed;
     }
     if (!survives_start(record)) {
         spdlog::error("job {}: colmet-node (pid {}) exited at start; its reason is in {}", o.job_id, *pid,
                       o.log_file);
         fs::remove(record_file, ec);
-        (void)remove_created_cgroups(record);
+        (void)remove_created_cgroups(record, o.run_dir);
         return k_exit_failed;
     }
     spdlog::info("job {}: sampler started (pid {}, cgroup {}, every {} s to {}{}{})", o.job_id, *pid, *relative,

@@ -64,7 +64,7 @@ int do_stop(const StopOptions &o)
         spdlog::warn("job {}: the sampler (pid {}) had already exited; cleaning up after it", o.job_id,
                      record->pid);
     }
-    (void)remove_created_cgroups(*record);
+    (void)remove_created_cgroups(*record, o.run_dir);
     // A sampler that was killed leaves its control socket behind.
     fs::path socket = file;
     socket.replace_extension(".ctl");

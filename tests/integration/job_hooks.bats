@@ -206,3 +206,61 @@ record_pid() { sed -n 's/^pid=//p' "$RUN/$1.pid"; }
   run start_job 999999 nobody
   [ "$status" -eq 1 ]
 }
+
+# cgroup_levels REL: every directory of REL or below it left in any hierarchy.
+cgroup_levels() {
+  local c
+  if cgroup_is_v2; then find "$CGROOT$1" -type d 2>/dev/null; else
+    for c in $V1_CONTROLLERS perf_event; do find "$CGROOT/$c$1" -type d 2>/dev/null; done
+  fi
+}
+
+@test "--create-cgroup: the levels start made go with the last job under them; levels that were there stay" {
+  start_collector "$URI" "$OUT"
+  top="/colmet-test-$$"
+  CGROUPS+=("$top/uid_0/job_1" "$top/uid_0/job_2" "$top/uid_0" "$top" "/colmet-kept-$$/job_3" "/colmet-kept-$$")
+  for j in 1 2; do
+    run "$COLMET_BIN/colmet-job" start --job-id "t$$-$j" --user root --cgroup "$top/uid_0/job_$j" --create-cgroup \
+      --zeromq-uri "$URI" --run-dir "$RUN" --log-file "$LOG" -s 0.5
+    echo "$output"
+    [ "$status" -eq 0 ]
+    JOBS+=("t$$-$j")
+  done
+  # Job 1 made the levels; job 2 found them made by job 1 and takes them over.
+  grep -q "^created_from=$top\$" "$RUN/t$$-1.pid"
+  grep -q "^created_from=$top\$" "$RUN/t$$-2.pid"
+  # A step sampled below job 1 (as Slurm's steps are): its stop leaves job 1's cgroup.
+  CGROUPS=("$top/uid_0/job_1/step_0" "${CGROUPS[@]}")
+  run "$COLMET_BIN/colmet-job" start --job-id "t$$-1.0" --user root --cgroup "$top/uid_0/job_1/step_0" \
+    --create-cgroup --zeromq-uri "$URI" --run-dir "$RUN" --log-file "$LOG" -s 0.5
+  [ "$status" -eq 0 ]
+  JOBS+=("t$$-1.0")
+  run "$COLMET_BIN/colmet-job" stop --job-id "t$$-1.0" --run-dir "$RUN" --log-file "$LOG"
+  [ "$status" -eq 0 ]
+  [ -z "$(cgroup_levels "$top/uid_0/job_1/step_0")" ]
+  [ -n "$(cgroup_levels "$top/uid_0/job_1")" ]
+  grep -q "job t$$-1.0: leaving cgroup level $top/uid_0/job_1: it is or holds another running job's cgroup" "$LOG"
+  run "$COLMET_BIN/colmet-job" stop --job-id "t$$-1" --run-dir "$RUN" --log-file "$LOG"
+  [ "$status" -eq 0 ]
+  # Job 2 still runs under uid_0: the level stays.
+  [ -n "$(cgroup_levels "$top/uid_0/job_2")" ]
+  [ -z "$(cgroup_levels "$top/uid_0/job_1")" ]
+  grep -q "job t$$-1: leaving cgroup level $top/uid_0: it is or holds another running job's cgroup" "$LOG"
+  # The last job to end removes them.
+  run "$COLMET_BIN/colmet-job" stop --job-id "t$$-2" --run-dir "$RUN" --log-file "$LOG"
+  [ "$status" -eq 0 ]
+  [ -z "$(cgroup_levels "$top")" ]
+  grep -q "job t$$-2: removed cgroup level $top that start created" "$LOG"
+  # A level that was there before is never removed.
+  make_job_cgroup "/colmet-kept-$$"
+
+  run "$COLMET_BIN/colmet-job" start --job-id "t$$-3" --user root --cgroup "/colmet-kept-$$/job_3" --create-cgroup \
+    --zeromq-uri "$URI" --run-dir "$RUN" --log-file "$LOG" -s 0.5
+  [ "$status" -eq 0 ]
+  JOBS+=("t$$-3")
+  grep -q "^created_from=\$" "$RUN/t$$-3.pid"
+  run "$COLMET_BIN/colmet-job" stop --job-id "t$$-3" --run-dir "$RUN" --log-file "$LOG"
+  [ "$status" -eq 0 ]
+  [ -z "$(cgroup_levels "/colmet-kept-$$/job_3")" ]
+  [ -n "$(cgroup_levels "/colmet-kept-$$")" ]
+}

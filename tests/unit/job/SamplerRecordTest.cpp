@@ -31,6 +31,7 @@ TEST(SamplerRecord, RoundTripsAndRefusesForgedLines)
     r.spec = "perfhw:a\npid=1";  // a newline must not forge a key
     r.perf_root = "/sys/fs/cgroup/perf_event";
     r.perf_cgroup_created = true;
+    r.created_from = "/oar";
     r.started_ns = 123456789;
     auto path = record_path(dir, r.job_id);
     EXPECT_EQ(path.filename(), "42.batch.pid");
@@ -44,6 +45,7 @@ TEST(SamplerRecord, RoundTripsAndRefusesForgedLines)
     EXPECT_DOUBLE_EQ(back->period_s, 0.5);
     EXPECT_TRUE(back->perf_cgroup_created);
     EXPECT_FALSE(back->job_cgroup_created);
+    EXPECT_EQ(back->created_from, "/oar");
     EXPECT_EQ(back->started_ns, 123456789);
     EXPECT_EQ(record_path(dir, "../x").filename(), "_._x.pid");
 
