@@ -20,6 +20,11 @@ setup() {
   CTLDIR=$(mktemp -d /tmp/colmet-ctl.XXXXXX)
   chmod 755 "$CTLDIR"
   CTL=(env "$COLMET_BIN/colmet-ctl" --control-dir "$CTLDIR" --job-id "$JOB")
+  # colmet-ctl as the throw-away users run it: the build tree may not be
+  # reachable by them (a clone under /root, or in a mode-0700 directory).
+  USER_BIN=$(mktemp -d /tmp/colmet-ctl-bin.XXXXXX)
+  chmod 755 "$USER_BIN"
+  install -m 755 "$COLMET_BIN/colmet-ctl" "$USER_BIN/"
 }
 
 teardown() {
@@ -31,7 +36,7 @@ teardown() {
   rmdir "$CGROOT/perf_event$REL" 2>/dev/null || true
   rmdir "$CGROOT"/*/colmet-test "$CGROOT/colmet-test" 2>/dev/null || true
   for u in ${USERS_MADE:-}; do userdel "$u" 2>/dev/null || true; done
-  rm -rf "$CTLDIR"
+  rm -rf "$CTLDIR" "$USER_BIN"
   for f in node collector; do
     [ -f "$BATS_TEST_TMPDIR/$f.log" ] && sed "s/^/# $f: /" "$BATS_TEST_TMPDIR/$f.log" >&3
   done
@@ -196,20 +201,20 @@ s = socket.socket(socket.AF_UNIX); s.connect(sys.argv[1]); s.sendall(sys.stdin.b
   sock="$CTLDIR/$JOB.ctl"
   [ "$(stat -c '%U %a %F' "$sock")" = "$owner 600 socket" ]
 
-  run runuser -u "$other" -- "$COLMET_BIN/colmet-ctl" --control-dir "$CTLDIR" --job-id "$JOB" --sample-period 0.5
+  run runuser -u "$other" -- "$USER_BIN/colmet-ctl" --control-dir "$CTLDIR" --job-id "$JOB" --sample-period 0.5
   echo "$output"
   [ "$status" -eq 77 ]
   [[ "$output" == *"permission denied"* ]]
 
   run setpriv --reuid "$owner" --regid "$owner" --clear-groups \
-    "$COLMET_BIN/colmet-ctl" --control-dir "$CTLDIR" --job-id "$JOB" --sample-period 0.5
+    "$USER_BIN/colmet-ctl" --control-dir "$CTLDIR" --job-id "$JOB" --sample-period 0.5
   echo "$output"
   [ "$status" -eq 0 ]
   [[ "$output" == *"sample_period  0.5 s"* ]]
 
   # Even with the socket opened to everyone, the sampler checks the peer.
   chmod 666 "$sock"
-  run runuser -u "$other" -- "$COLMET_BIN/colmet-ctl" --control-dir "$CTLDIR" --job-id "$JOB" --sample-period 2
+  run runuser -u "$other" -- "$USER_BIN/colmet-ctl" --control-dir "$CTLDIR" --job-id "$JOB" --sample-period 2
   echo "$output"
   [ "$status" -eq 77 ]
   [[ "$output" == *"rejected (permission)"* ]]

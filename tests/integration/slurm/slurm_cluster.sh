@@ -133,9 +133,14 @@ useradd -M -N -d "$T/work" -s /bin/bash "$TEST_USER" || { echo "useradd failed";
 TEST_UID=$(id -u "$TEST_USER")
 mkdir -p "$T"/{bin,run,h5,log,state,spool,munge,work}
 chown "$TEST_USER" "$T/work"
-cp "$COLMET_BIN/colmet-workload" "$T/bin/"   # the build tree may not be readable by others
+# The build tree may not be reachable by others (a clone under /root, or in
+# a mode-0700 directory): the user's workload and the plugin its sbatch,
+# salloc and srun load come from here.
+cp "$COLMET_BIN/colmet-workload" "$COLMET_SPANK_PLUGIN" "$T/bin/"
 chmod 755 "$T/bin" "$T/bin/colmet-workload"
+chmod 644 "$T/bin/spank_colmet.so"
 WORKLOAD=$T/bin/colmet-workload
+PLUGIN=$T/bin/spank_colmet.so
 
 # --- munged with its own key and socket ---------------------------------------
 chown munge:munge "$T/munge"
@@ -195,7 +200,7 @@ CONF
 }
 PLUGIN_ARGS="collector=$COLLECTOR_URI metrics=perfhw:task_clock,page_faults,context_switches period=0.5 run_dir=$T/run colmet_job=$COLMET_BIN/colmet-job log_file=$T/log/colmet-job.log"
 write_plugstack() {  # write_plugstack EXTRA-ARGS...
-    echo "required $COLMET_SPANK_PLUGIN $PLUGIN_ARGS $*" >"$T/plugstack.conf"
+    echo "required $PLUGIN $PLUGIN_ARGS $*" >"$T/plugstack.conf"
 }
 write_plugstack
 write_slurm_conf "$T/slurm.conf" "$T/plugstack.conf"
@@ -296,7 +301,7 @@ check "sbatch --help lists --colmet" lists_colmet sbatch
 
 # --- 2. an unknown plugstack argument fails loudly at load -------------------------
 mkdir -p "$T/bad"
-echo "required $COLMET_SPANK_PLUGIN $PLUGIN_ARGS colector=tcp://x:1" >"$T/bad/plugstack.conf"
+echo "required $PLUGIN $PLUGIN_ARGS colector=tcp://x:1" >"$T/bad/plugstack.conf"
 write_slurm_conf "$T/bad/slurm.conf" "$T/bad/plugstack.conf"
 out=$(SLURM_CONF=$T/bad/slurm.conf srun -n1 true 2>&1); rc=$?
 if [ "$rc" -ne 0 ] && grep -q "colmet: unknown plugstack.conf argument 'colector'" <<<"$out"; then
