@@ -57,18 +57,8 @@ check() {  # check DESCRIPTION COMMAND...
     if "$@"; then pass "$what"; else fail "$what"; fi
 }
 
-# stop_pid PID [timeout_s]: SIGTERM, wait, SIGKILL after the timeout.
-stop_pid() {
-    local pid=$1 limit=${2:-10} i
-    [ -n "$pid" ] || return 0
-    kill -TERM "$pid" 2>/dev/null || return 0
-    for ((i = 0; i < limit * 10; i++)); do
-        kill -0 "$pid" 2>/dev/null || { wait "$pid" 2>/dev/null; return 0; }
-        sleep 0.1
-    done
-    kill -KILL "$pid" 2>/dev/null
-    wait "$pid" 2>/dev/null
-}
+# stop_pid PID [timeout_s] (an empty PID is nothing to stop)
+. "$(dirname "${BASH_SOURCE[0]}")/../shell_common.sh"
 
 job_cgroup_dirs() {  # every v1 directory of the test user's jobs
     [ -n "$TEST_UID" ] || return 0
