@@ -1,168 +1,25 @@
 #include "node/control/ControlProtocol.hpp"
 
 #include "common/names.hpp"
-#include "node/NodeOptions.hpp"
 #include "node/backends/perfhw/PerfEventSpec.hpp"
+#include "node/control/ControlDecoding.hpp"
 #include "wire/msgpack_pack.hpp"
 #include "wire/rules.hpp"
 
 #include <msgpack.hpp>
 
 #include <charconv>
-#include <cmath>
-#include <cstdio>
 
 namespace colmet::node::control {
+using namespace detail;
+
 namespace {
 
-using msgpack::object;
 namespace type = msgpack::type;
 
 namespace pack = wire::pack;
 using pack::Packer;
 using pack::StringWriter;
-
-// A parsed body: limits keep a hostile frame from allocating much.
-Result<msgpack::object_handle> unpack_map(std::string_view body)
-{
-    if (body.empty())
-        return Error::parse("empty body");
-    if (body.size() > k_max_frame_bytes)
-        return Error::parse("body of " + std::to_string(body.size()) + " bytes exceeds " +
-                            std::to_string(k_max_frame_bytes));
-    try {
-        // array, map, str, bin, ext, depth
-        msgpack::unpack_limit limit(256, 32, 4096, 0, 0, 4);
-        std::size_t offset = 0;
-        auto handle = msgpack::unpack(body.data(), body.size(), offset, nullptr, nullptr, limit);
-        if (offset != body.size())
-            return Error::parse(std::to_string(body.size() - offset) + " trailing bytes after the msgpack map");
-        if (handle.get().type != type::MAP)
-            return Error::parse("expected a msgpack map");
-        return handle;
-    } catch (const msgpack::insufficient_bytes &) {
-        return Error::parse("truncated msgpack");
-    } catch (const msgpack::size_overflow &e) {
-        return Error::parse(std::string("a declared size exceeds the limits (") + e.what() + ")");
-    } catch (const std::exception &e) {
-        return Error::parse(std::string("not valid msgpack (") + e.what() + ")");
-    }
-}
-
-std::optional<std::string_view> as_str(const object &o)
-{
-    if (o.type != type::STR)
-        return std::nullopt;
-    return std::string_view(o.via.str.ptr, o.via.str.size);
-}
-
-std::optional<double> as_number(const object &o)
-{
-    switch (o.type) {
-    case type::POSITIVE_INTEGER: return static_cast<double>(o.via.u64);
-    case type::NEGATIVE_INTEGER: return static_cast<double>(o.via.i64);
-    case type::FLOAT32:
-    case type::FLOAT64: return o.via.f64;
-    default: return std::nullopt;
-    }
-}
-
-std::optional<uint64_t> as_uint(const object &o)
-{
-    if (o.type != type::POSITIVE_INTEGER)
-        return std::nullopt;
-    return o.via.u64;
-}
-
-Result<std::vector<std::string>> str_array(const object &o, const std::string &field, size_t max_items)
-{
-    if (o.type != type::ARRAY)
-        return Error::invalid(field + ": expected an array of strings");
-    if (o.via.array.size > max_items)
-        return Error::invalid(field + ": more than " + std::to_string(max_items) + " items");
-    std::vector<std::string> out;
-    for (uint32_t i = 0; i < o.via.array.size; ++i) {
-        auto s = as_str(o.via.array.ptr[i]);
-        if (!s)
-            return Error::invalid(field + "[" + std::to_string(i) + "]: expected a string");
-        out.emplace_back(*s);
-    }
-    return out;
-}
-
-Result<double> check_period(double p, const std::string &field)
-{
-    if (!std::isfinite(p) || p < k_min_period_s || p > k_max_period_s) {
-        char shown[64];
-        std::snprintf(shown, sizeof shown, "%g s", p);
-        return Error::invalid(field + ": " + shown + " is outside 0.1 .. 3600 s");
-    }
-    return p;
-}
-
-// Split like --perfhw-list and check each name's characters.
-Result<std::vector<std::string>> check_events(const std::vector<std::string> &items, const std::string &field)
-{
-    for (const auto &item : items)
-        if (!wire::rules::printable_ascii(item))
-            return Error::invalid(field + ": event names are printable ASCII");
-    auto names = backends::perfhw::split_event_list(items);
-    if (!names)
-        return Error::invalid(field + ": " + names.error().message());
-    if (names->empty())
-        return Error::invalid(field + ": no event given");
-    if (names->size() > backends::perfhw::k_max_events)
-        return Error::invalid(field + ": more than " + std::to_string(backends::perfhw::k_max_events) + " events");
-    return names;
-}
-
-struct KeySeen {
-    std::vector<std::string_view> keys;
-    bool add(std::string_view k)
-    {
-        for (auto s : keys)
-            if (s == k)
-                return false;
-        keys.push_back(k);
-        return true;
-    }
-};
-
-// How the keys of a map are checked: which kind of error, the text for a key
-// that is not a string, and, when repeats are refused, what precedes
-// "key \"k\" given twice".
-struct KeyRules {
-    Error (*error)(std::string);
-    const char *not_a_string;
-    const char *twice_prefix = nullptr;  // nullptr: a repeated key is not checked
-};
-
-// Calls fn(key, value) for each entry of the map m, in order, and stops at
-// the first error, its own or fn's.
-template <typename Fn>
-Result<void> for_each_entry(const object &m, const KeyRules &rules, Fn &&fn)
-{
-    KeySeen seen;
-    for (uint32_t i = 0; i < m.via.map.size; ++i) {
-        auto key = as_str(m.via.map.ptr[i].key);
-        if (!key)
-            return rules.error(rules.not_a_string);
-        if (rules.twice_prefix && !seen.add(*key))
-            return rules.error(std::string(rules.twice_prefix) + "key \"" + std::string(*key) + "\" given twice");
-        if (auto r = fn(*key, m.via.map.ptr[i].val); !r)
-            return r;
-    }
-    return ok();
-}
-
-// An unknown key as shown in an error: at most 64 characters, printable.
-std::string shown_key(std::string_view key)
-{
-    std::string shown(key.substr(0, 64));
-    if (!wire::rules::printable_ascii(shown))
-        shown = "(not printable)";
-    return shown;
-}
 
 Result<ControlState> decode_state(const object &o)
 {
