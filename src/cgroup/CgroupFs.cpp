@@ -154,22 +154,6 @@ Result<std::vector<pid_t>> parse_pids(std::string_view text, const fs::path &fil
     return pids;
 }
 
-// The directories holding the job: the unified one (v2) or one per
-// controller (v1). Co-mounted controllers may name the same directory twice;
-// every operation below tolerates that.
-std::vector<fs::path> hierarchy_dirs(const CgroupPaths &paths)
-{
-    std::vector<fs::path> dirs;
-    if (paths.version == Version::v2) {
-        if (!paths.unified.empty())
-            dirs.push_back(paths.unified);
-        return dirs;
-    }
-    for (const auto &entry : paths.controllers)
-        dirs.push_back(entry.second);
-    return dirs;
-}
-
 // v1 cpuset: a new cgroup starts with empty cpuset.cpus and cpuset.mems, and
 // attaching a task to it then fails with ENOSPC. Copy both from the parent
 // when they are empty (a directory we just made, or one left half-made).
@@ -390,7 +374,7 @@ Result<void> CgroupFs::attach(const CgroupPaths &paths, pid_t pid)
 {
     if (pid <= 0)
         return Error::invalid("attach: bad pid " + std::to_string(pid));
-    const auto dirs = hierarchy_dirs(paths);
+    const auto dirs = paths.directories();
     if (dirs.empty())
         return Error(Errc::not_found, "attach: cgroup " + paths.relative + " has no hierarchy directory");
     Result<void> result; // the first failure; the other hierarchies are still tried
@@ -407,7 +391,7 @@ Result<std::vector<pid_t>> CgroupFs::procs(const CgroupPaths &paths)
 {
     std::vector<fs::path> candidates;
     if (paths.version == Version::v2) {
-        candidates = hierarchy_dirs(paths);
+        candidates = paths.directories();
     } else {
         for (const auto &controller : k_procs_preference)
             if (auto dir = paths.dir_for(controller); !dir.empty())
@@ -438,10 +422,10 @@ Result<void> CgroupFs::remove(const CgroupPaths &paths, int timeout_ms)
     std::vector<fs::path> all;
     std::vector<fs::path> live;
     std::vector<fs::path> kill_files;
-    for (const auto &top : hierarchy_dirs(paths))
+    for (const auto &top : paths.directories())
         if (dir_exists(top) && is_mount_point(top))
             return Error::invalid("refusing to remove " + top.string() + ": it is a cgroup hierarchy root");
-    for (const auto &top : hierarchy_dirs(paths)) {
+    for (const auto &top : paths.directories()) {
         if (!dir_exists(top))
             continue; // already gone
         std::vector<fs::path> subtree;

@@ -27,6 +27,11 @@ struct CgroupPaths {
     // the unified directory; for v1 the controller's directory, or an empty
     // path when that controller is not mounted.
     std::filesystem::path dir_for(std::string_view controller) const;
+
+    // Every directory holding the job: the unified one (v2) or one per
+    // mounted controller (v1). Co-mounted controllers may name the same
+    // directory twice; whoever walks them must tolerate that.
+    std::vector<std::filesystem::path> directories() const;
 };
 
 } // namespace colmet::cgroup

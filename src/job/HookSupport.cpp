@@ -75,13 +75,8 @@ void remove_created_parents(const SamplerRecord &r, const fs::path &run_dir)
         auto paths = cgfs.resolve(level);
         if (!paths)
             continue;  // gone from every hierarchy already
-        std::vector<fs::path> dirs;
-        if (paths->version == cgroup::Version::v2)
-            dirs.push_back(paths->unified);
-        for (const auto &[controller, dir] : paths->controllers)
-            dirs.push_back(dir);
         bool busy = false;
-        for (const auto &dir : dirs)
+        for (const auto &dir : paths->directories())
             if (::rmdir(dir.c_str()) != 0 && errno != ENOENT) {
                 busy = true;
                 spdlog::info("job {}: leaving cgroup {} ({})", r.job_id, dir.string(), std::strerror(errno));

@@ -62,7 +62,6 @@ NodeDefaults read_node_defaults(const std::string &config)
     return d;
 }
 
-// User names reach paths (/oar/<user>_<job>) and the node's command line.
 // The topmost ancestor of `relative` (a normalized "/a/b/job" path, the job's
 // own directory excluded) that exists in no hierarchy: the first level that
 // create() will make besides the job's directory. "" when the parent exists.
@@ -93,6 +92,7 @@ std::string levels_made_by_others(const StartOptions &o, const std::string &rela
     return top;
 }
 
+// User names reach paths (/oar/<user>_<job>) and the node's command line.
 bool valid_user(const std::string &user)
 {
     return !user.empty() && user.size() <= 256 && user.find('/') == std::string::npos &&

@@ -1,8 +1,7 @@
 #include "wire/codec.hpp"
 
-#include "wire/msgpack_pack.hpp"
-
 #include "common/names.hpp"
+#include "wire/msgpack_pack.hpp"
 #include "wire/rules.hpp"
 
 #include <msgpack.hpp>
