@@ -87,6 +87,8 @@ void print_summary(const std::string &job_id, const std::filesystem::path &file,
                      human_energy(s.energy_j).c_str(), human_seconds(s.duration_s).c_str());
     std::fprintf(out, "  samples         %llu received, %llu lost\n",
                  static_cast<unsigned long long>(s.samples_received), static_cast<unsigned long long>(s.samples_lost));
+    if (!s.cgroup_warning.empty())
+        std::fprintf(out, "  WARNING         %s\n", s.cgroup_warning.c_str());
     std::fprintf(out, "  data            %s\n", file.c_str());
 }
 

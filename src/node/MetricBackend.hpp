@@ -9,6 +9,7 @@
 #include "wire/message.hpp"
 
 #include <cstdint>
+#include <filesystem>
 #include <span>
 #include <string>
 #include <string_view>
@@ -39,6 +40,12 @@ public:
     // Number of samples in which at least one read failed.
     uint64_t failed_samples() const { return m_failed_samples; }
 
+    // The job's cgroup directories this backend reads (none for node-level
+    // backends): the sampler flags the backend when one of them holds none of
+    // the job's processes.
+    const std::vector<std::filesystem::path> &cgroup_dirs() const { return m_cgroup_dirs; }
+    void set_cgroup_dirs(std::vector<std::filesystem::path> dirs) { m_cgroup_dirs = std::move(dirs); }
+
 protected:
     // For implementations: record the outcome of one sample.
     void set_status(std::string_view status) noexcept
@@ -56,6 +63,7 @@ protected:
 private:
     std::string m_status;
     uint64_t m_failed_samples = 0;
+    std::vector<std::filesystem::path> m_cgroup_dirs;
 };
 
 } // namespace colmet::node

@@ -1,12 +1,14 @@
 #include "node/NodeMain.hpp"
 
 #include "cgroup/CgroupFs.hpp"
+#include "cgroup/ProcCgroup.hpp"
 #include "common/cpu_list.hpp"
 #include "common/file_io.hpp"
 #include "common/clock.hpp"
 #include "common/config_section.hpp"
 #include "common/log.hpp"
 #include "common/names.hpp"
+#include "node/JobCgroups.hpp"
 #include "node/NodeControl.hpp"
 #include "node/NodeOptions.hpp"
 #include "node/Sampler.hpp"
@@ -40,6 +42,12 @@ void add_options(CLI::App &app, NodeOptions &o)
     app.add_option("--cgroup", o.cgroup,
                    "The job's cgroup: a path relative to the hierarchy (/oar/alice_42) or an absolute directory")
         ->required();
+    app.add_option("--find-cgroup", o.find_cgroup,
+                   "Find the job's directory in each hierarchy from its processes (those under --cgroup): the "
+                   "directory whose path ends in this level, e.g. job_42 or job_42/step_0")
+        ->check([](const std::string &level) {
+            return cgroup::parse_level(level) ? std::string() : "must be path components such as job_42/step_0";
+        });
     app.add_option("--cgroup-root", o.cgroup_root, "Where the cgroup file systems are mounted")
         ->capture_default_str();
     app.add_option("--proc-root", o.proc_root, "Where procfs is mounted")->capture_default_str();
@@ -197,27 +205,44 @@ int run(const NodeOptions &o)
         return k_exit_usage;
     }
 
-    cgroup::CgroupFs fs(o.cgroup_root);
-    auto paths = fs.resolve(o.cgroup);
-    if (!paths) {
-        spdlog::critical("cannot use the job's cgroup: {}", paths.error().message());
-        return paths.error().code() == Errc::invalid ? k_exit_usage : k_exit_unavailable;
+    std::optional<std::vector<std::string>> level;
+    if (!o.find_cgroup.empty())
+        level = cgroup::parse_level(o.find_cgroup);
+    auto cgroups = std::make_unique<JobCgroups>(o.cgroup_root, o.proc_root, o.cgroup, level);
+    if (auto started = cgroups->start(); !started) {
+        spdlog::critical("cannot use the job's cgroup: {}", started.error().message());
+        return started.error().code() == Errc::invalid ? k_exit_usage : k_exit_unavailable;
     }
+    const cgroup::CgroupPaths *paths = &cgroups->paths();
     JobContext ctx{o.job_id, *paths, o.proc_root};
 
-    std::vector<std::unique_ptr<MetricBackend>> backends;
-    for (const auto &factory : job_backends()) {
-        if (std::find(o.disabled_backends.begin(), o.disabled_backends.end(), factory.name) !=
-            o.disabled_backends.end())
-            continue;
-        auto backend = factory.make(ctx);
-        if (!backend) {
-            spdlog::warn("backend {} not available: {}", factory.name, backend.error().message());
-            continue;
+    // The backends that read the job's cgroups: built now, and again when the
+    // job's processes show other directories.
+    const JobBackendBuilder build_job_backends = [o](const cgroup::CgroupPaths &where) {
+        JobBackends out;
+        JobContext job{o.job_id, where, o.proc_root};
+        for (const auto &factory : job_backends()) {
+            if (std::find(o.disabled_backends.begin(), o.disabled_backends.end(), factory.name) !=
+                o.disabled_backends.end())
+                continue;
+            auto backend = factory.make(job);
+            if (!backend) {
+                spdlog::warn("backend {} not available: {}", factory.name, backend.error().message());
+                continue;
+            }
+            spdlog::info("backend {}: {} metrics", factory.name, (*backend)->metrics().size());
+            out.backends.push_back(std::move(*backend));
         }
-        spdlog::info("backend {}: {} metrics", factory.name, (*backend)->metrics().size());
-        backends.push_back(std::move(*backend));
-    }
+        out.meta.emplace_back("cpus", std::to_string(count_job_cpus(where)));
+        return out;
+    };
+    std::vector<std::unique_ptr<MetricBackend>> backends;
+    if (cgroups->located())
+        backends = build_job_backends(*paths).backends;
+    else
+        spdlog::info("job {}: its cgroups are not known yet ({} under {}): waiting for its first process", o.job_id,
+                     o.find_cgroup, o.cgroup);
+    const size_t job_backend_count = backends.size();
 
     if (o.enable_perfhw) {
         auto perf = backends::perfhw::make_perfhw_backend(ctx, *events, o.cgroup_root, o.sysfs_root);
@@ -255,9 +280,8 @@ int run(const NodeOptions &o)
     if (o.enable_perfhw)
         if (auto names = backends::perfhw::split_event_list(o.perfhw_list))
             config.perfhw_events = std::move(*names);
-    config.cgroup_dir = paths->version == cgroup::Version::v2 || paths->controllers.empty()
-                            ? paths->unified.string()
-                            : paths->controllers.front().second.string();
+    if (const auto dirs = paths->directories(); !dirs.empty())
+        config.cgroup_dir = dirs.front().string();
     config.meta = {{"cgroup", paths->relative},
                    {"cpus", std::to_string(count_job_cpus(*paths))},
                    {"node_version", COLMET_VERSION}};
@@ -272,11 +296,12 @@ int run(const NodeOptions &o)
         return k_exit_usage;
     }
 
-    spdlog::info("sampling job {} ({}) every {} s to {}", o.job_id, paths->relative, o.period_s, o.zmq.uri);
+    spdlog::info("sampling job {} ({}) every {} s to {}", o.job_id, cgroups->describe(), o.period_s, o.zmq.uri);
     bool perfhw_running = false;
     for (const auto &b : backends)
         perfhw_running = perfhw_running || b->name() == "perfhw";
     Sampler sampler(std::move(config), std::move(backends), std::move(*transport));
+    sampler.set_job_cgroups(std::move(cgroups), job_backend_count, build_job_backends);
     attach_control(sampler, ctx,
                    {o.control_dir, o.legacy_control_uri, o.user, perfhw_running,
                     {o.cgroup_root, o.sysfs_root, o.perfhw_mapping_dir}});

@@ -2,6 +2,7 @@
 
 #include "common/clock.hpp"
 #include "common/log.hpp"
+#include "node/JobCgroups.hpp"
 #include "node/control/ControlServer.hpp"
 #include "node/control/LegacyControl.hpp"
 #include "node/control/PerfhwController.hpp"
@@ -49,6 +50,66 @@ void Sampler::set_perfhw_controller(std::unique_ptr<control::PerfhwController> c
     m_perfhw = std::move(controller);
 }
 
+void Sampler::set_job_cgroups(std::unique_ptr<JobCgroups> cgroups, size_t job_backends, JobBackendBuilder builder)
+{
+    m_cgroups = std::move(cgroups);
+    m_job_backends = std::min(job_backends, m_backends.size());
+    m_builder = std::move(builder);
+}
+
+void Sampler::rebuild_job_backends()
+{
+    JobBackends fresh = m_builder(m_cgroups->paths());
+    const auto first = static_cast<std::ptrdiff_t>(m_job_backends);
+    m_backends.erase(m_backends.begin(), m_backends.begin() + first);
+    m_msg.backends.erase(m_msg.backends.begin(), m_msg.backends.begin() + first);
+    std::vector<wire::BackendBlock> blocks(fresh.backends.size());
+    for (size_t i = 0; i < fresh.backends.size(); ++i) {
+        blocks[i].name = fresh.backends[i]->name();
+        blocks[i].scope = fresh.backends[i]->scope();
+        blocks[i].metrics = fresh.backends[i]->metrics();
+        blocks[i].values.assign(blocks[i].metrics.size(), 0.0);
+        blocks[i].status.reserve(256);
+    }
+    m_job_backends = fresh.backends.size();
+    m_backends.insert(m_backends.begin(), std::make_move_iterator(fresh.backends.begin()),
+                      std::make_move_iterator(fresh.backends.end()));
+    m_msg.backends.insert(m_msg.backends.begin(), std::make_move_iterator(blocks.begin()),
+                          std::make_move_iterator(blocks.end()));
+    const auto dirs = m_cgroups->paths().directories();
+    if (!dirs.empty())
+        m_config.cgroup_dir = dirs.front().string();
+    m_pending_meta.emplace_back("cgroups", m_cgroups->describe());
+    for (auto &kv : fresh.meta)
+        m_pending_meta.push_back(std::move(kv));
+    spdlog::info("job {}: sampling {} ({} cgroup backends)", m_config.job_id, m_cgroups->describe(), m_job_backends);
+}
+
+void Sampler::refresh_cgroups()
+{
+    if (m_cgroups && m_cgroups->refresh())
+        rebuild_job_backends();
+}
+
+void Sampler::check_cgroups()
+{
+    if (!m_cgroups)
+        return;
+    m_cgroups->check();
+    const auto &empty = m_cgroups->empty_dirs();
+    for (size_t i = 0; i < m_job_backends && !empty.empty(); ++i)
+        for (const auto &dir : m_backends[i]->cgroup_dirs())
+            if (std::find(empty.begin(), empty.end(), dir) != empty.end()) {
+                auto &status = m_msg.backends[i].status;
+                status += (status.empty() ? "" : "; ") + std::string("empty cgroup: ") + dir.string() +
+                          " holds none of the job's processes";
+            }
+    if (auto warning = m_cgroups->take_warning()) {
+        spdlog::warn("job {}: {}", m_config.job_id, *warning);
+        m_pending_meta.emplace_back("cgroup_warning", std::move(*warning));
+    }
+}
+
 size_t Sampler::perfhw_index() const
 {
     for (size_t i = 0; i < m_backends.size(); ++i)
@@ -59,6 +120,7 @@ size_t Sampler::perfhw_index() const
 
 void Sampler::sample_once(wire::MessageKind kind)
 {
+    refresh_cgroups();
     m_msg.kind = kind;
     m_msg.time_ns = realtime_ns();
     for (size_t i = 0; i < m_backends.size(); ++i) {
@@ -72,6 +134,11 @@ void Sampler::sample_once(wire::MessageKind kind)
         m_backends[i]->sample(blk.values);
         blk.status.assign(m_backends[i]->status());
     }
+    check_cgroups();
+    // Metadata travels with the next message: job_start's, and what is learnt
+    // later (the job's cgroups once found, a warning).
+    m_msg.meta.clear();
+    m_msg.meta.swap(m_pending_meta);
 }
 
 void Sampler::send_current()
@@ -85,9 +152,14 @@ void Sampler::send_current()
         ++m_stats.samples;
         ++m_msg.seq;
         m_unreported_drops = 0;
+        m_msg.meta.clear();
     } else {
         ++m_stats.dropped;
         ++m_unreported_drops;
+        // Keep the metadata for the next message.
+        for (auto &kv : m_msg.meta)
+            m_pending_meta.push_back(std::move(kv));
+        m_msg.meta.clear();
     }
 }
 
@@ -135,10 +207,9 @@ int Sampler::run()
         spdlog::error("signalfd: {}; SIGTERM will not be seen", std::strerror(errno));
 
     // job_start carries the metadata; its values are the first sample.
-    m_msg.meta = m_config.meta;
+    m_pending_meta.insert(m_pending_meta.begin(), m_config.meta.begin(), m_config.meta.end());
     sample_once(wire::MessageKind::job_start);
     send_current();
-    m_msg.meta.clear();
 
     const control::ControlServer::Handler handler = [this](const control::ControlRequest &r) { return apply(r); };
     std::vector<pollfd> fds;

@@ -6,6 +6,7 @@
 // by more than the time it takes to apply it.
 #pragma once
 
+#include "cgroup/CgroupPaths.hpp"
 #include "common/log.hpp"
 #include "node/MetricBackend.hpp"
 #include "node/Transport.hpp"
@@ -15,6 +16,7 @@
 #include <poll.h>
 
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <string>
 #include <utility>
@@ -27,6 +29,16 @@ class ControlServer;
 class LegacyControl;
 class PerfhwController;
 } // namespace control
+
+class JobCgroups;
+
+// The backends that read the job's cgroups, built for a set of directories,
+// with the job metadata that changes with them ("cpus").
+struct JobBackends {
+    std::vector<std::unique_ptr<MetricBackend>> backends;
+    std::vector<std::pair<std::string, std::string>> meta;
+};
+using JobBackendBuilder = std::function<JobBackends(const cgroup::CgroupPaths &)>;
 
 struct SamplerConfig {
     std::string job_id;
@@ -59,6 +71,14 @@ public:
     void set_legacy_control(std::unique_ptr<control::LegacyControl> legacy);
     void set_perfhw_controller(std::unique_ptr<control::PerfhwController> controller);
 
+    // The job's cgroups (optional, before run()): refreshed before every
+    // sample; when the directories change (found from the job's processes),
+    // the first `job_backends` backends are replaced by what `builder`
+    // makes. A directory holding none of the job's processes is flagged in
+    // the status of the backends reading it, and recorded once in the
+    // metadata (cgroup_warning).
+    void set_job_cgroups(std::unique_ptr<JobCgroups> cgroups, size_t job_backends, JobBackendBuilder builder);
+
     // Run until SIGTERM/SIGINT (which must be blocked in the calling thread;
     // the loop reads them from a signalfd) or until the job's cgroup
     // disappears. Sends job_start first and job_end with a final sample last.
@@ -86,6 +106,9 @@ private:
     void log_end() const;
     int poll_timeout_ms(bool legacy_pending) const;
     size_t perfhw_index() const;  // index of the "perfhw" backend, or npos
+    void refresh_cgroups();       // before a sample
+    void check_cgroups();         // after it
+    void rebuild_job_backends();
 
     SamplerConfig m_config;
     std::vector<std::unique_ptr<MetricBackend>> m_backends;
@@ -98,6 +121,10 @@ private:
     std::unique_ptr<control::ControlServer> m_control;
     std::unique_ptr<control::LegacyControl> m_legacy;
     std::unique_ptr<control::PerfhwController> m_perfhw;
+    std::unique_ptr<JobCgroups> m_cgroups;
+    size_t m_job_backends = 0;    // m_backends[0, m_job_backends) read the job's cgroups
+    JobBackendBuilder m_builder;
+    std::vector<std::pair<std::string, std::string>> m_pending_meta;  // sent with the next message
     int64_t m_next_ns = 0;
     bool m_perfhw_paused = false;
     log::RateLimiter m_control_log{10, std::chrono::seconds(60)};  // rejected requests logged

@@ -141,11 +141,15 @@ void observe_message(HostAggregate &host, const wire::Message &msg, uint64_t los
     if (msg.kind == wire::MessageKind::job_start) {
         host.started = true;
         host.job_start_ns = t;
-        for (const auto &[key, value] : msg.meta) {
-            host.pending_meta.emplace_back(key, value);
-            if (key == "cpus")
-                host.cpus = parse_cpus(value);
-        }
+    }
+    // Metadata comes with job_start, and later when the sampler learns more
+    // (the job's cgroups once found from its processes, a warning).
+    for (const auto &[key, value] : msg.meta) {
+        host.pending_meta.emplace_back(key, value);
+        if (key == "cpus")
+            host.cpus = parse_cpus(value);
+        else if (key == "cgroup_warning")
+            host.cgroup_warning = value;
     }
     if (msg.kind == wire::MessageKind::job_end) {
         host.ended = true;
@@ -209,6 +213,9 @@ JobSummary summarize(const std::string &job_id, const HostMap &hosts)
             s.ended_ns = any_ended ? std::max(s.ended_ns, h.job_end_ns) : h.job_end_ns;
             any_ended = true;
         }
+        if (!h.cgroup_warning.empty())
+            s.cgroup_warning += (s.cgroup_warning.empty() ? "" : "; ") + (hosts.size() > 1 ? name + ": " : "") +
+                                h.cgroup_warning;
         if (double e = host_energy_j(h); !std::isnan(e))
             s.energy_j = std::isnan(s.energy_j) ? e : s.energy_j + e;
         double peak = std::isnan(h.memory_peak) ? h.memory_current : h.memory_peak;
@@ -307,6 +314,8 @@ Result<void> restore_hosts(hid_t file, HostMap &hosts)
         }
         if (auto v = read_str_attr(g, meta_attr_name("cpus").c_str()))
             h.cpus = parse_cpus(*v);
+        if (auto v = read_str_attr(g, meta_attr_name("cgroup_warning").c_str()))
+            h.cgroup_warning = *v;
         if (auto v = read_strs_attr(g, "overlapping_jobs"))
             h.overlapping_jobs.insert(v->begin(), v->end());
         for (std::string_view backend : {"cgroup_cpu", "cgroup_memory", "cgroup_io", "processes", "rapl"})

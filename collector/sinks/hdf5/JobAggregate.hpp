@@ -34,6 +34,7 @@ struct HostAggregate {
     uint64_t samples_received = 0;
     uint64_t samples_lost = 0;
     double cpus = k_unknown;
+    std::string cgroup_warning;  // meta cgroup_warning: a cgroup held none of the job's processes
     // Last non-missing values of cumulative metrics.
     double cpu_usage = k_unknown;
     double cpu_user = k_unknown;
@@ -55,7 +56,7 @@ struct HostAggregate {
     std::map<std::string, Energy, std::less<>> rapl;
     // Other jobs that ran on this host at the same time (NodeSharing).
     std::set<std::string> overlapping_jobs;
-    // job_start meta not yet written to the file.
+    // Metadata not yet written to the file.
     std::vector<std::pair<std::string, std::string>> pending_meta;
     bool dirty = false;  // host attributes must be rewritten at the next flush
 };

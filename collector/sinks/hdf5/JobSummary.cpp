@@ -86,6 +86,8 @@ Result<JobSummary> read_job_summary(const std::filesystem::path &file)
     for (const auto &i64 : k_i64_fields)
         if (auto v = hdf5::read_i64_attr(group->get(), i64.name))
             s.*i64.field = *v;
+    if (auto v = hdf5::read_str_attr(group->get(), "cgroup_warning"))
+        s.cgroup_warning = std::move(*v);
     return s;
 }
 
@@ -104,6 +106,9 @@ Result<void> write_summary(hid_t file, const JobSummary &summary)
             return r;
     for (const auto &i64 : k_i64_fields)
         if (auto r = write_i64_attr(group->get(), i64.name, summary.*i64.field); !r)
+            return r;
+    if (!summary.cgroup_warning.empty())
+        if (auto r = write_str_attr(group->get(), "cgroup_warning", summary.cgroup_warning); !r)
             return r;
     return ok();
 }

@@ -35,6 +35,9 @@ struct JobSummary {
     uint64_t hosts = 0;
     int64_t started_ns = 0;           // start of the duration (ns since the epoch)
     int64_t ended_ns = 0;             // end of the duration (latest job_end)
+    // Empty unless a sampler found that a cgroup directory it read held none
+    // of the job's processes ("<host>: " before each when several hosts).
+    std::string cgroup_warning;
 };
 
 // Where the HDF5 sink stores the job: dir / (name + ".h5"), where name is

@@ -138,7 +138,9 @@ Result<std::unique_ptr<MetricBackend>> make_cgroup_cpu_backend(const JobContext 
         f.cpu_stat = KeptFile(*dir, "cpu.stat");
         if (auto r = require_open(f.cpu_stat, k_name); !r)
             return r.error();
-        return std::unique_ptr<MetricBackend>(std::make_unique<CgroupCpuBackend>(std::move(f)));
+        auto backend = std::make_unique<CgroupCpuBackend>(std::move(f));
+        backend->set_cgroup_dirs({*dir});
+        return std::unique_ptr<MetricBackend>(std::move(backend));
     }
 
     auto acct = controller_dir(ctx.cgroup, "cpuacct", k_name);
@@ -157,11 +159,16 @@ Result<std::unique_ptr<MetricBackend>> make_cgroup_cpu_backend(const JobContext 
 
     // The cpu controller (throttling) is optional: often co-mounted with
     // cpuacct, but its absence only costs the three throttling metrics.
-    if (auto cpu = controller_dir(ctx.cgroup, "cpu", k_name))
+    std::vector<std::filesystem::path> dirs{*acct};
+    if (auto cpu = controller_dir(ctx.cgroup, "cpu", k_name)) {
         f.cpu_stat = KeptFile(*cpu, "cpu.stat");
-    else
+        dirs.push_back(*cpu);
+    } else {
         f.cpu_mounted = false;
-    return std::unique_ptr<MetricBackend>(std::make_unique<CgroupCpuBackend>(std::move(f)));
+    }
+    auto backend = std::make_unique<CgroupCpuBackend>(std::move(f));
+    backend->set_cgroup_dirs(std::move(dirs));
+    return std::unique_ptr<MetricBackend>(std::move(backend));
 }
 
 } // namespace colmet::node::backends

@@ -121,7 +121,9 @@ Result<std::unique_ptr<MetricBackend>> make_cgroup_io_backend(const JobContext &
         if (!f.bytes.is_open() && !f.serviced.is_open())
             return require_open(f.bytes, k_name).error();
     }
-    return std::unique_ptr<MetricBackend>(std::make_unique<CgroupIoBackend>(std::move(f)));
+    auto backend = std::make_unique<CgroupIoBackend>(std::move(f));
+    backend->set_cgroup_dirs({*dir});
+    return std::unique_ptr<MetricBackend>(std::move(backend));
 }
 
 } // namespace colmet::node::backends

@@ -102,7 +102,9 @@ Result<std::unique_ptr<MetricBackend>> make_cgroup_memory_backend(const JobConte
         return r.error();
     f.peak = KeptFile(*dir, f.v2 ? "memory.peak" : "memory.max_usage_in_bytes");
     f.stat = KeptFile(*dir, "memory.stat");
-    return std::unique_ptr<MetricBackend>(std::make_unique<CgroupMemoryBackend>(std::move(f)));
+    auto backend = std::make_unique<CgroupMemoryBackend>(std::move(f));
+    backend->set_cgroup_dirs({*dir});
+    return std::unique_ptr<MetricBackend>(std::move(backend));
 }
 
 } // namespace colmet::node::backends

@@ -186,7 +186,9 @@ Result<std::unique_ptr<MetricBackend>> make_processes_backend(const JobContext &
     int fd = ::open(ctx.proc_root.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
     if (fd < 0)
         return Error::system(std::string(k_name) + ": open", ctx.proc_root.string(), errno);
-    return std::unique_ptr<MetricBackend>(std::make_unique<ProcessesBackend>(std::move(*procs), UniqueFd(fd)));
+    auto backend = std::make_unique<ProcessesBackend>(std::move(*procs), UniqueFd(fd));
+    backend->set_cgroup_dirs({dir});
+    return std::unique_ptr<MetricBackend>(std::move(backend));
 }
 
 } // namespace colmet::node::backends
