@@ -116,7 +116,7 @@ StepState step_start(const PluginConfig &c, const JobRef &job, uint32_t step_id,
 {
     StepState s;
     s.v2 = cgroup_v2(c);
-    s.job_rel = job_cgroup(s.v2, job);
+    s.job_rel = job_cgroup(job);
     auto marker = read_marker(c.run_dir, job.job_id);
     s.job_sampled = marker.has_value();
     if (!c.steps || step_id >= k_max_normal_step_id)
@@ -134,9 +134,9 @@ StepState step_start(const PluginConfig &c, const JobRef &job, uint32_t step_id,
         return s;  // neither the job nor the step asked for colmet
     if (spec_error(spec))
         spec = c.metrics;
-    s.step_rel = step_cgroup(s.v2, job, step_id);
+    s.step_rel = step_cgroup(job, step_id);
     s.step_id = sampler_id(job.job_id, step_id);
-    s.step_sampler = run(c, step_start_command(c, job, step_id, s.v2, spec), "step " + s.step_id + ": colmet-job start", log);
+    s.step_sampler = run(c, step_start_command(c, job, step_id, spec), "step " + s.step_id + ": colmet-job start", log);
     if (s.step_sampler)
         log.debug("colmet: step " + s.step_id + ": sampler started");
     return s;

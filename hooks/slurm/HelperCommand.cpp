@@ -1,5 +1,7 @@
 #include "HelperCommand.hpp"
 
+#include "job/scheduler/SlurmLayout.hpp"
+
 #include <cstdio>
 
 namespace colmet::spank {
@@ -15,7 +17,9 @@ std::string seconds_text(double s)
 
 void add_common_start(std::vector<std::string> &argv, const PluginConfig &c, const std::string &spec)
 {
-    argv.insert(argv.end(), {"--hook", "--create-cgroup", "--run-dir", c.run_dir, "--cgroup-root", c.cgroup_root});
+    // --scheduler slurm: colmet-job makes only colmet's perf_event directory
+    // when Slurm has cgroups of its own here, the job's cgroups otherwise.
+    argv.insert(argv.end(), {"--scheduler", "slurm", "--hook", "--run-dir", c.run_dir, "--cgroup-root", c.cgroup_root});
     if (!spec.empty())
         argv.insert(argv.end(), {"--spec", spec});
     if (!c.collector.empty())
@@ -28,39 +32,30 @@ void add_common_start(std::vector<std::string> &argv, const PluginConfig &c, con
 
 } // namespace
 
-std::string sampler_id(uint32_t job_id) { return std::to_string(job_id); }
+std::string sampler_id(uint32_t job_id) { return sched::slurm::sampler_id({job_id, std::nullopt}); }
 
-std::string sampler_id(uint32_t job_id, uint32_t step_id)
-{
-    return std::to_string(job_id) + "." + std::to_string(step_id);
-}
+std::string sampler_id(uint32_t job_id, uint32_t step_id) { return sched::slurm::sampler_id({job_id, step_id}); }
 
-std::string job_cgroup(bool v2, const JobRef &job)
-{
-    if (v2)
-        return "/system.slice/slurmstepd.scope/job_" + std::to_string(job.job_id);
-    return "/slurm/uid_" + std::to_string(job.uid) + "/job_" + std::to_string(job.job_id);
-}
+std::string job_cgroup(const JobRef &job) { return sched::slurm::perf_cgroup(job.uid, {job.job_id, std::nullopt}); }
 
-std::string step_cgroup(bool v2, const JobRef &job, uint32_t step_id)
+std::string step_cgroup(const JobRef &job, uint32_t step_id)
 {
-    return job_cgroup(v2, job) + "/step_" + std::to_string(step_id);
+    return sched::slurm::perf_cgroup(job.uid, {job.job_id, step_id});
 }
 
 std::vector<std::string> job_start_command(const PluginConfig &c, const JobRef &job, const std::string &spec)
 {
-    std::vector<std::string> argv{c.colmet_job, "start", "--job-id", sampler_id(job.job_id), "--user", job.user,
-                                  "--scheduler", "slurm"};
+    std::vector<std::string> argv{c.colmet_job, "start", "--job-id", sampler_id(job.job_id), "--user", job.user};
     add_common_start(argv, c, spec);
     argv.insert(argv.end(), {"--", "--meta", "slurm_job_id=" + std::to_string(job.job_id)});
     return argv;
 }
 
-std::vector<std::string> step_start_command(const PluginConfig &c, const JobRef &job, uint32_t step_id, bool v2,
+std::vector<std::string> step_start_command(const PluginConfig &c, const JobRef &job, uint32_t step_id,
                                             const std::string &spec)
 {
     std::vector<std::string> argv{c.colmet_job, "start", "--job-id", sampler_id(job.job_id, step_id),
-                                  "--user", job.user, "--cgroup", step_cgroup(v2, job, step_id)};
+                                  "--user", job.user};
     add_common_start(argv, c, spec);
     argv.insert(argv.end(), {"--", "--meta", "slurm_job_id=" + std::to_string(job.job_id), "--meta",
                              "slurm_step_id=" + std::to_string(step_id)});

@@ -23,17 +23,18 @@ struct JobRef {
 std::string sampler_id(uint32_t job_id);
 std::string sampler_id(uint32_t job_id, uint32_t step_id);
 
-// The step's cgroup, relative to the hierarchy root, where Slurm 22.05 puts
-// it: v1 /slurm/uid_<uid>/job_<job>/step_<step>, v2
-// /system.slice/slurmstepd.scope/job_<job>/step_<step>.
-std::string step_cgroup(bool v2, const JobRef &job, uint32_t step_id);
-std::string job_cgroup(bool v2, const JobRef &job);
+// colmet's perf_event directory of the job or step on cgroup v1
+// (/slurm/uid_<uid>/job_<job>[/step_<step>], SlurmLayout.hpp), where the
+// plugin puts every task. Slurm's own directories are found from the tasks
+// by the sampler (colmet-node --find-cgroup).
+std::string step_cgroup(const JobRef &job, uint32_t step_id);
+std::string job_cgroup(const JobRef &job);
 
 // colmet-job start for the whole job (job prolog).
 std::vector<std::string> job_start_command(const PluginConfig &c, const JobRef &job, const std::string &spec);
 
 // colmet-job start for one step (slurmstepd, before the tasks start).
-std::vector<std::string> step_start_command(const PluginConfig &c, const JobRef &job, uint32_t step_id, bool v2,
+std::vector<std::string> step_start_command(const PluginConfig &c, const JobRef &job, uint32_t step_id,
                                             const std::string &spec);
 
 // colmet-job stop for a sampler id.

@@ -1,5 +1,7 @@
 #include "TaskCgroup.hpp"
 
+#include "cgroup/ProcCgroup.hpp"
+
 #include <algorithm>
 #include <array>
 #include <cerrno>
@@ -63,6 +65,21 @@ bool same_set(std::vector<std::string> a, std::vector<std::string> b)
     return a == b;
 }
 
+// The process's path in the v1 hierarchy with exactly these controllers.
+std::optional<std::string> current_cgroup(const std::vector<cgroup::Membership> &memberships,
+                                          const std::vector<std::string> &controllers)
+{
+    for (const auto &m : memberships) {
+        std::vector<std::string> named;
+        for (const auto &c : m.controllers)
+            if (c.find('=') == std::string::npos)
+                named.push_back(c);
+        if (!named.empty() && same_set(named, controllers))
+            return m.path;
+    }
+    return std::nullopt;
+}
+
 } // namespace
 
 std::vector<CgroupMount> colmet_v1_mounts(std::string_view mountinfo, const fs::path &cgroup_root)
@@ -100,37 +117,14 @@ std::vector<CgroupMount> colmet_v1_mounts(std::string_view mountinfo, const fs::
     return out;
 }
 
-std::optional<std::string> current_cgroup(std::string_view proc_cgroup, const std::vector<std::string> &controllers)
-{
-    for (auto line : lines(proc_cgroup)) {
-        auto first = line.find(':');
-        auto second = first == std::string_view::npos ? first : line.find(':', first + 1);
-        if (second == std::string_view::npos)
-            continue;
-        std::vector<std::string> ctl;
-        for (auto c : split(line.substr(first + 1, second - first - 1), ','))
-            if (!c.empty() && c.find('=') == std::string_view::npos)
-                ctl.emplace_back(c);
-        if (!ctl.empty() && same_set(ctl, controllers))
-            return std::string(line.substr(second + 1));
-    }
-    return std::nullopt;
-}
-
-bool is_within(std::string_view path, std::string_view rel)
-{
-    if (path.size() < rel.size() || path.compare(0, rel.size(), rel) != 0)
-        return false;
-    return path.size() == rel.size() || path[rel.size()] == '/';
-}
-
 std::vector<fs::path> attach_targets(const std::vector<CgroupMount> &mounts, std::string_view proc_cgroup,
                                      const std::string &job_rel, const std::optional<std::string> &step_rel)
 {
     std::vector<fs::path> out;
+    const auto memberships = cgroup::parse_proc_cgroup(proc_cgroup);
     for (const auto &m : mounts) {
-        auto current = current_cgroup(proc_cgroup, m.controllers);
-        if (current && is_within(*current, job_rel))
+        auto current = current_cgroup(memberships, m.controllers);
+        if (current && cgroup::is_within(*current, job_rel))
             continue;
         std::error_code ec;
         fs::path step_dir = step_rel ? m.mount_point / step_rel->substr(1) : fs::path();

@@ -67,9 +67,14 @@ int job_main(int argc, char **argv)
     start_cmd->add_option("--user", start.user, "The job's owner")->required();
     auto *cgroup_opt = start_cmd->add_option("--cgroup", start.cgroup,
                                              "The job's cgroup, relative to the hierarchies (/oar/alice_42)");
+    auto *find_opt = start_cmd->add_option(
+        "--find-cgroup", start.find_cgroup,
+        "With --cgroup: the sampler finds the job's directory in each hierarchy from its processes, the one "
+        "named by this level (job_42, job_42/step_0)");
+    find_opt->needs(cgroup_opt);
     start_cmd->add_option("--scheduler", start.scheduler,
-                          "Derive the cgroup: oar = /oar/<user>_<job>; slurm = /slurm/uid_<uid>/job_<job> "
-                          "(v2: /system.slice/slurmstepd.scope/job_<job>)")
+                          "The scheduler's layout: oar = /oar/<user>_<job>; slurm = the job (123) or step (123.4) "
+                          "where Slurm put its processes, colmet's perf_event directory /slurm/uid_<uid>/job_<job>")
         ->check(CLI::IsMember({"oar", "slurm"}))
         ->excludes(cgroup_opt);
     start_cmd->add_option("--spec", start.spec,
@@ -86,7 +91,8 @@ int job_main(int argc, char **argv)
         ->expected(1)
         ->multi_option_policy(CLI::MultiOptionPolicy::TakeAll);
     start_cmd->add_flag("--create-cgroup", start.create_cgroup,
-                        "Create the job's cgroup if the scheduler has not yet (removed again at stop)");
+                        "With --cgroup, for schedulers without cgroups: create the job's cgroup (removed again at "
+                        "stop); with a scheduler that makes cgroups, only colmet's perf_event directory");
     start_cmd->add_flag("--hook", start.hook, "Hook mode: always exit 0, log to the log file only");
     start_cmd->add_option("--run-dir", start.run_dir, "Where the <job>.pid records live")->capture_default_str();
     start_cmd->add_option("--cgroup-root", start.cgroup_root, "Where the cgroup file systems are mounted")

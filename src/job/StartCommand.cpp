@@ -10,6 +10,7 @@
 #include "job/JobSpec.hpp"
 #include "job/Process.hpp"
 #include "job/SamplerRecord.hpp"
+#include "job/scheduler/SlurmLayout.hpp"
 #include "node/backends/perfhw/perf_mount.hpp"
 
 #include <algorithm>
@@ -99,21 +100,58 @@ bool valid_user(const std::string &user)
            std::all_of(user.begin(), user.end(), [](unsigned char c) { return c > ' ' && c < 127; });
 }
 
-Result<std::string> job_cgroup(const StartOptions &o, cgroup::Version version)
+// Where the job is, and who makes its cgroups.
+struct Placement {
+    std::string relative;           // colmet-node's --cgroup (for Slurm on v1: colmet's perf_event directory)
+    std::string level;              // colmet-node's --find-cgroup; empty: `relative` is the job's everywhere
+    bool scheduler_cgroups = true;  // the scheduler makes them: colmet makes only its perf_event directory
+};
+
+// Top-level levels that running jobs' starts created themselves ("/slurm").
+std::vector<std::string> levels_colmet_made(const StartOptions &o)
 {
-    if (!o.cgroup.empty())
-        return o.cgroup;
-    if (o.scheduler == "oar")
-        return "/oar/" + o.user + "_" + o.job_id;
+    std::vector<std::string> out;
+    for (const auto &[path, other] : list_records(o.run_dir)) {
+        if (!other || !other->job_cgroup_created || other->cgroup_root != o.cgroup_root)
+            continue;
+        const std::string &from = other->created_from.empty() ? other->cgroup : other->created_from;
+        auto second = from.find('/', 1);
+        out.push_back(from.substr(0, second));
+    }
+    return out;
+}
+
+Result<Placement> placement(const StartOptions &o, const cgroup::CgroupFs &cgfs)
+{
+    Placement p;
+    if (!o.cgroup.empty()) {
+        p.relative = o.cgroup;
+        p.level = o.find_cgroup;
+        p.scheduler_cgroups = !o.create_cgroup;
+        return p;
+    }
+    if (o.scheduler == "oar") {
+        p.relative = "/oar/" + o.user + "_" + o.job_id;
+        p.level = o.user + "_" + o.job_id;
+        return p;
+    }
     if (o.scheduler == "slurm") {
-        if (version == cgroup::Version::v2)
-            return "/system.slice/slurmstepd.scope/job_" + o.job_id;
+        auto ref = sched::slurm::parse_sampler_id(o.job_id);
+        if (!ref)
+            return Error::invalid("job id '" + o.job_id + "' is neither a Slurm job id (123) nor a step id (123.4)");
+        p.level = sched::slurm::level(*ref);
+        if (cgfs.detect() == cgroup::Version::v2) {
+            p.relative = sched::slurm::v2_cgroup(cgfs.root(), *ref);
+            return p;
+        }
         passwd pw{};
         passwd *found = nullptr;
         std::vector<char> buf(16384);
         if (getpwnam_r(o.user.c_str(), &pw, buf.data(), buf.size(), &found) != 0 || !found)
-            return Error::invalid("user '" + o.user + "' is unknown on this node (Slurm's cgroup is per uid)");
-        return "/slurm/uid_" + std::to_string(found->pw_uid) + "/job_" + o.job_id;
+            return Error::invalid("user '" + o.user + "' is unknown on this node (colmet's perf_event directory is per uid)");
+        p.relative = sched::slurm::perf_cgroup(found->pw_uid, *ref);
+        p.scheduler_cgroups = sched::slurm::manages_cgroups(cgfs.root(), levels_colmet_made(o));
+        return p;
     }
     return Error::invalid("give --cgroup or --scheduler oar|slurm");
 }
@@ -204,11 +242,15 @@ int do_start(const StartOptions &o)
     }
 
     cgroup::CgroupFs cgfs(o.cgroup_root);
-    auto relative = job_cgroup(o, cgfs.detect());
-    if (!relative) {
-        spdlog::error("job {}: {}", o.job_id, relative.error().message());
+    auto place = placement(o, cgfs);
+    if (!place) {
+        spdlog::error("job {}: {}", o.job_id, place.error().message());
         return k_exit_usage;
     }
+    const std::string *relative = &place->relative;
+    if (o.create_cgroup && place->scheduler_cgroups)
+        spdlog::info("job {}: the scheduler makes the job's cgroups here: --create-cgroup makes only colmet's "
+                     "perf_event directory", o.job_id);
 
     SamplerRecord record;
     record.job_id = o.job_id;
@@ -236,7 +278,7 @@ int do_start(const StartOptions &o)
             perf_dir_existed = fs::is_directory(*perf_root / rel_tail, ec);
     }
 
-    if (o.create_cgroup) {
+    if (!place->scheduler_cgroups) {
         auto existing = cgfs.resolve(*relative);
         if (!existing && existing.error().code() == Errc::not_found) {
             record.created_from = topmost_missing_ancestor(cgfs, *relative);
@@ -251,13 +293,18 @@ int do_start(const StartOptions &o)
     }
 
     // The job's own cgroup must exist (the scheduler made it, or
-    // --create-cgroup did): a perf_event directory alone is no job.
+    // --create-cgroup did): a perf_event directory alone is no job. Unless
+    // the sampler finds the job's directories from its processes: then the
+    // scheduler may make them after this start (Slurm's prolog runs first).
     auto paths = cgfs.resolve(*relative);
     if (paths && paths->version == cgroup::Version::v1 &&
         std::none_of(paths->controllers.begin(), paths->controllers.end(),
                      [](const auto &c) { return c.first != "perf_event"; }))
         paths = Error(Errc::not_found, "cgroup " + *relative + " exists only in the perf_event hierarchy");
-    if (!paths) {
+    if (!paths && !place->level.empty() && paths.error().code() == Errc::not_found) {
+        spdlog::info("job {}: its cgroups do not hold a process yet; the sampler finds them from its first process "
+                     "(directories named .../{})", o.job_id, place->level);
+    } else if (!paths) {
         spdlog::error("job {}: cannot sample cgroup {}: {}", o.job_id, *relative, paths.error().message());
         (void)remove_created_cgroups(record, o.run_dir);
         return k_exit_failed;
@@ -277,7 +324,7 @@ int do_start(const StartOptions &o)
         }
     }
 
-    if (!record.perf_root.empty())
+    if (!record.perf_root.empty() && paths)
         move_existing_procs(*paths, fs::path(record.perf_root) / rel_tail, o.job_id);
 
     const NodeDefaults defaults = read_node_defaults(o.config);
@@ -300,6 +347,8 @@ int do_start(const StartOptions &o)
                                      "--zeromq-uri", record.collector,
                                      "--log-file", o.log_file,
                                      "--control-dir", o.run_dir};
+    if (!place->level.empty())
+        argv.insert(argv.end(), {"--find-cgroup", place->level});
     if (o.config != k_default_config)
         argv.insert(argv.end(), {"--config", o.config});
     if (o.sysfs_root != "/sys")

@@ -21,6 +21,7 @@ struct StartOptions {
     std::string user;
     std::string cgroup;             // relative job cgroup; empty with --scheduler
     std::string scheduler;          // "oar" or "slurm": derive the cgroup from job id and user
+    std::string find_cgroup;        // the job's level, for colmet-node --find-cgroup (with --cgroup)
     std::string spec;               // the user's request (oarsub -t colmet=SPEC, srun --colmet=SPEC)
     std::string zeromq_uri;         // empty: [node] zeromq-uri of the config, else colmet-node's default
     double period_s = 0;            // 0: [node] sample-period of the config, else colmet-node's default

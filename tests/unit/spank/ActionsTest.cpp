@@ -72,7 +72,7 @@ TEST_F(ActionsTest, prolog_starts_the_job_sampler_and_epilog_stops_it)
     EXPECT_EQ(read_marker(run_dir(), 42).value_or("?"), "perfhw:task_clock");
     Calls calls = test::fake_calls(m_tree);
     ASSERT_EQ(calls.size(), 1U);
-    EXPECT_EQ(calls[0], "start --job-id 42 --user alice --scheduler slurm --hook --create-cgroup --run-dir " +
+    EXPECT_EQ(calls[0], "start --job-id 42 --user alice --scheduler slurm --hook --run-dir " +
                             run_dir() + " --cgroup-root " + m_config.cgroup_root +
                             " --spec perfhw:task_clock -- --meta slurm_job_id=42");
     ASSERT_EQ(m_log.info.size(), 1U);
@@ -131,8 +131,8 @@ TEST_F(ActionsTest, steps_of_a_sampled_job_get_their_own_sampler)
     EXPECT_EQ(s.step_rel, "/slurm/uid_1001/job_42/step_3");
     Calls calls = test::fake_calls(m_tree);
     ASSERT_EQ(calls.size(), 1U);
-    EXPECT_EQ(calls[0], "start --job-id 42.3 --user alice --cgroup /slurm/uid_1001/job_42/step_3 --hook "
-                        "--create-cgroup --run-dir " + run_dir() + " --cgroup-root " + m_config.cgroup_root +
+    EXPECT_EQ(calls[0], "start --job-id 42.3 --user alice --scheduler slurm --hook "
+                        "--run-dir " + run_dir() + " --cgroup-root " + m_config.cgroup_root +
                             " --spec period=1 -- --meta slurm_job_id=42 --meta slurm_step_id=3");
     step_stop(m_config, s, m_log.log());  // detached: wait for the call to show
     for (int i = 0; i < 200 && test::fake_calls(m_tree).size() < 2; ++i)

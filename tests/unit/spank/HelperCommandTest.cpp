@@ -22,9 +22,9 @@ TEST(HelperCommandTest, ids_and_cgroups)
     EXPECT_EQ(sampler_id(42), "42");
     EXPECT_EQ(sampler_id(42, 3), "42.3");
     JobRef job{42, 1001, "alice"};
-    EXPECT_EQ(job_cgroup(false, job), "/slurm/uid_1001/job_42");
-    EXPECT_EQ(step_cgroup(false, job, 0), "/slurm/uid_1001/job_42/step_0");
-    EXPECT_EQ(step_cgroup(true, job, 7), "/system.slice/slurmstepd.scope/job_42/step_7");
+    // colmet's perf_event directories; Slurm's own are found from the tasks.
+    EXPECT_EQ(job_cgroup(job), "/slurm/uid_1001/job_42");
+    EXPECT_EQ(step_cgroup(job, 0), "/slurm/uid_1001/job_42/step_0");
 }
 
 TEST(HelperCommandTest, job_start_minimal)
@@ -32,7 +32,7 @@ TEST(HelperCommandTest, job_start_minimal)
     JobRef job{42, 1001, "alice"};
     EXPECT_EQ(job_start_command(config(), job, ""),
               (Argv{"/usr/sbin/colmet-job", "start", "--job-id", "42", "--user", "alice", "--scheduler", "slurm",
-                    "--hook", "--create-cgroup", "--run-dir", "/run/colmet", "--cgroup-root", "/sys/fs/cgroup", "--",
+                    "--hook", "--run-dir", "/run/colmet", "--cgroup-root", "/sys/fs/cgroup", "--",
                     "--meta", "slurm_job_id=42"}));
 }
 
@@ -45,7 +45,7 @@ TEST(HelperCommandTest, job_start_with_everything)
     JobRef job{42, 1001, "alice"};
     EXPECT_EQ(job_start_command(c, job, "perfhw"),
               (Argv{"/usr/sbin/colmet-job", "start", "--job-id", "42", "--user", "alice", "--scheduler", "slurm",
-                    "--hook", "--create-cgroup", "--run-dir", "/run/colmet", "--cgroup-root", "/sys/fs/cgroup",
+                    "--hook", "--run-dir", "/run/colmet", "--cgroup-root", "/sys/fs/cgroup",
                     "--spec", "perfhw", "--zeromq-uri", "tcp://c:5556", "--sample-period", "0.5", "--log-file",
                     "/var/log/colmet-job.log", "--", "--meta", "slurm_job_id=42"}));
 }
@@ -53,9 +53,9 @@ TEST(HelperCommandTest, job_start_with_everything)
 TEST(HelperCommandTest, step_start_names_the_step)
 {
     JobRef job{42, 1001, "alice"};
-    EXPECT_EQ(step_start_command(config(), job, 3, false, "period=1"),
-              (Argv{"/usr/sbin/colmet-job", "start", "--job-id", "42.3", "--user", "alice", "--cgroup",
-                    "/slurm/uid_1001/job_42/step_3", "--hook", "--create-cgroup", "--run-dir", "/run/colmet",
+    EXPECT_EQ(step_start_command(config(), job, 3, "period=1"),
+              (Argv{"/usr/sbin/colmet-job", "start", "--job-id", "42.3", "--user", "alice", "--scheduler", "slurm",
+                    "--hook", "--run-dir", "/run/colmet",
                     "--cgroup-root", "/sys/fs/cgroup", "--spec", "period=1", "--", "--meta", "slurm_job_id=42",
                     "--meta", "slurm_step_id=3"}));
 }

@@ -56,22 +56,6 @@ TEST(TaskCgroupTest, finds_colmets_v1_hierarchies_under_the_root)
     EXPECT_TRUE(colmet_v1_mounts(k_mountinfo, "/other").empty());
 }
 
-TEST(TaskCgroupTest, current_cgroup_matches_the_controller_set)
-{
-    EXPECT_EQ(current_cgroup(k_proc_cgroup, {"cpuacct", "cpu"}).value_or("?"), "/user.slice");
-    EXPECT_EQ(current_cgroup(k_proc_cgroup, {"pids"}).value_or("?"), "/slurm/uid_1000/job_5/step_0");
-    EXPECT_FALSE(current_cgroup(k_proc_cgroup, {"cpu"}).has_value());
-    EXPECT_FALSE(current_cgroup(k_proc_cgroup, {"blkio"}).has_value());
-}
-
-TEST(TaskCgroupTest, is_within)
-{
-    EXPECT_TRUE(is_within("/slurm/uid_1/job_5", "/slurm/uid_1/job_5"));
-    EXPECT_TRUE(is_within("/slurm/uid_1/job_5/step_0/task_0", "/slurm/uid_1/job_5"));
-    EXPECT_FALSE(is_within("/slurm/uid_1/job_55", "/slurm/uid_1/job_5"));
-    EXPECT_FALSE(is_within("/", "/slurm/uid_1/job_5"));
-}
-
 TEST(TaskCgroupTest, targets_skip_hierarchies_slurm_manages_and_prefer_the_step)
 {
     FakeTree t;
