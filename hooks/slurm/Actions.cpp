@@ -115,6 +115,7 @@ StepState step_start(const PluginConfig &c, const JobRef &job, uint32_t step_id,
                      const Log &log)
 {
     StepState s;
+    s.job_id = job.job_id;
     s.v2 = cgroup_v2(c);
     s.job_rel = job_cgroup(job);
     auto marker = read_marker(c.run_dir, job.job_id);
@@ -156,9 +157,23 @@ void task_attach(const StepState &s, pid_t pid, const std::string &mountinfo, co
         log.error("colmet: task " + std::to_string(pid) + ": " + r.error().message());
 }
 
+void task_exit(const PluginConfig &c, StepState &s, const Log &log)
+{
+    ++s.exited_tasks;
+    if (s.local_tasks == 0 || s.exited_tasks != s.local_tasks)
+        return;
+    if (s.step_sampler && !s.step_stopped) {
+        s.step_stopped = true;
+        run(c, stop_command(c, s.step_id), "step " + s.step_id + ": colmet-job stop", log);
+    }
+    if (s.job_sampled && !c.colmet_ctl.empty())
+        run(c, sample_now_command(c, sampler_id(s.job_id)), "job " + sampler_id(s.job_id) + ": colmet-ctl --sample-now",
+            log);
+}
+
 void step_stop(const PluginConfig &c, const StepState &s, const Log &log)
 {
-    if (!s.step_sampler)
+    if (!s.step_sampler || s.step_stopped)
         return;
     // Detached: when the job ends, Slurm kills what slurmstepd still has
     // running (proctrack/linuxproc: every descendant), and the step's end

@@ -44,6 +44,10 @@ struct StepState {
     std::string job_rel;        // the job's cgroup, relative to the hierarchies
     std::string step_rel;       // the step's
     std::string step_id;        // "<job>.<step>"
+    uint32_t job_id = 0;
+    uint32_t local_tasks = 0;   // tasks of this step on this node (0: unknown)
+    uint32_t exited_tasks = 0;
+    bool step_stopped = false;  // the step's sampler was stopped at its last task's exit
 };
 
 // slurm_spank_init_post_opt in slurmstepd: start the step's sampler when the
@@ -56,7 +60,14 @@ StepState step_start(const PluginConfig &c, const JobRef &job, uint32_t step_id,
 void task_attach(const StepState &s, pid_t pid, const std::string &mountinfo, const std::string &proc_cgroup,
                  const PluginConfig &c, const Log &log);
 
-// slurm_spank_exit in slurmstepd: stop the step's sampler.
+// slurm_spank_task_exit: when the step's last task on this node has exited,
+// and before Slurm removes the step's cgroups (and, after its last step, the
+// job's), the step's sampler takes its final sample (colmet-job stop) and the
+// job's sampler one more (colmet-ctl --sample-now), so that neither file
+// misses the end of the step.
+void task_exit(const PluginConfig &c, StepState &s, const Log &log);
+
+// slurm_spank_exit in slurmstepd: stop the step's sampler (if task_exit did not).
 void step_stop(const PluginConfig &c, const StepState &s, const Log &log);
 
 // True when <cgroup_root>/cgroup.controllers exists (a pure cgroup v2 host).

@@ -70,4 +70,9 @@ std::vector<std::string> stop_command(const PluginConfig &c, const std::string &
     return argv;
 }
 
+std::vector<std::string> sample_now_command(const PluginConfig &c, const std::string &id)
+{
+    return {c.colmet_ctl, "--job-id", id, "--sample-now", "--control-dir", c.run_dir, "--timeout", "3"};
+}
+
 } // namespace colmet::spank

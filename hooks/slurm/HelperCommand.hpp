@@ -40,4 +40,7 @@ std::vector<std::string> step_start_command(const PluginConfig &c, const JobRef 
 // colmet-job stop for a sampler id.
 std::vector<std::string> stop_command(const PluginConfig &c, const std::string &id);
 
+// colmet-ctl --sample-now for a sampler id (its control socket is in run_dir).
+std::vector<std::string> sample_now_command(const PluginConfig &c, const std::string &id);
+
 } // namespace colmet::spank

@@ -10,7 +10,7 @@ namespace colmet::spank {
 
 namespace {
 
-constexpr std::array<ConfigKey, 10> k_keys{{
+constexpr std::array<ConfigKey, 11> k_keys{{
     {"collector", "URI", "collector address given to colmet-job --zeromq-uri"},
     {"metrics", "SPEC", "what a bare --colmet samples (same grammar as --colmet=SPEC)"},
     {"period", "SECONDS", "default seconds between samples (0.1 to 3600)"},
@@ -18,6 +18,7 @@ constexpr std::array<ConfigKey, 10> k_keys{{
     {"mode", "opt-in|all", "all samples every job (site mode); opt-in only jobs with --colmet"},
     {"run_dir", "DIR", "colmet-job --run-dir; the plugin keeps its job markers there too"},
     {"colmet_job", "PATH", "the colmet-job helper to run"},
+    {"colmet_ctl", "PATH", "the colmet-ctl to run when a step ends (a last sample of the job)"},
     {"log_file", "FILE", "colmet-job --log-file (default: colmet-job's own)"},
     {"steps", "yes|no", "also run one sampler per srun step, job id <job>.<step>"},
     {"timeout", "SECONDS", "longest a colmet-job call may run before it is killed (1 to 60)"},
@@ -99,6 +100,10 @@ Result<void> set_key(PluginConfig &c, std::string_view key, std::string_view v)
         if (auto r = check_absolute(key, v); !r)
             return r.error();
         c.colmet_job = v;
+    } else if (key == "colmet_ctl") {
+        if (auto r = check_absolute(key, v); !r)
+            return r.error();
+        c.colmet_ctl = v;
     } else if (key == "log_file") {
         if (auto r = check_absolute(key, v); !r)
             return r.error();
@@ -124,10 +129,12 @@ Result<void> set_key(PluginConfig &c, std::string_view key, std::string_view v)
 
 std::span<const ConfigKey> config_keys() { return k_keys; }
 
-Result<PluginConfig> parse_config(std::span<const std::string_view> args, std::string default_colmet_job)
+Result<PluginConfig> parse_config(std::span<const std::string_view> args, std::string default_colmet_job,
+                                  std::string default_colmet_ctl)
 {
     PluginConfig c;
     c.colmet_job = std::move(default_colmet_job);
+    c.colmet_ctl = std::move(default_colmet_ctl);
     std::set<std::string_view> seen;
     for (std::string_view arg : args) {
         auto eq = arg.find('=');
@@ -143,13 +150,14 @@ Result<PluginConfig> parse_config(std::span<const std::string_view> args, std::s
     return c;
 }
 
-Result<PluginConfig> parse_config(int argc, char **argv, std::string default_colmet_job)
+Result<PluginConfig> parse_config(int argc, char **argv, std::string default_colmet_job,
+                                  std::string default_colmet_ctl)
 {
     std::vector<std::string_view> args;
     for (int i = 0; i < argc && argv != nullptr; ++i)
         if (argv[i] != nullptr)
             args.emplace_back(argv[i]);
-    return parse_config(args, std::move(default_colmet_job));
+    return parse_config(args, std::move(default_colmet_job), std::move(default_colmet_ctl));
 }
 
 } // namespace colmet::spank

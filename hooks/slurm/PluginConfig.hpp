@@ -26,6 +26,7 @@ struct PluginConfig {
     Mode mode = Mode::opt_in;
     std::string run_dir = "/run/colmet";    // colmet-job --run-dir, also holds the plugin's job markers
     std::string colmet_job;                 // path of the colmet-job helper
+    std::string colmet_ctl;                 // path of colmet-ctl (asks the job's sampler for a sample at step end)
     std::string log_file;                   // colmet-job --log-file (empty: colmet-job's default)
     bool steps = true;                      // one extra sampler per srun step ("<job>.<step>")
     double timeout = 10;                    // seconds a colmet-job run may take before it is killed
@@ -40,10 +41,12 @@ struct ConfigKey {
 std::span<const ConfigKey> config_keys();
 
 // Parse plugstack.conf arguments ("collector=tcp://h:5556", ...). The default
-// helper path is given by the caller (the build's install directory).
-Result<PluginConfig> parse_config(std::span<const std::string_view> args, std::string default_colmet_job);
+// helper paths are given by the caller (the build's install directories).
+Result<PluginConfig> parse_config(std::span<const std::string_view> args, std::string default_colmet_job,
+                                  std::string default_colmet_ctl = "");
 
 // Convenience for the C ABI: argv as Slurm hands it over.
-Result<PluginConfig> parse_config(int argc, char **argv, std::string default_colmet_job);
+Result<PluginConfig> parse_config(int argc, char **argv, std::string default_colmet_job,
+                                  std::string default_colmet_ctl);
 
 } // namespace colmet::spank

@@ -87,7 +87,7 @@ int option_callback(int, const char *optarg, int remote)
 
 colmet::Result<PluginConfig> load_config(int ac, char **av)
 {
-    return parse_config(ac, av, std::string(COLMET_HELPER_PATH));
+    return parse_config(ac, av, std::string(COLMET_HELPER_PATH), std::string(COLMET_CTL_PATH));
 }
 
 std::string user_name(uid_t uid)
@@ -198,6 +198,9 @@ COLMET_SPANK_EXPORT int slurm_spank_init_post_opt(spank_t sp, int, char **)
             return 0;
         }
         g_step = step_start(*g_config, job, step_id, g_option, slurm_log());
+        uint32_t local_tasks = 0;
+        if (spank_get_item(sp, S_JOB_LOCAL_TASK_COUNT, &local_tasks) == ESPANK_SUCCESS)
+            g_step.local_tasks = local_tasks;
     } catch (...) {
         slurm_error("colmet: internal error in slurm_spank_init_post_opt");
     }
@@ -213,6 +216,17 @@ COLMET_SPANK_EXPORT int slurm_spank_task_init_privileged(spank_t, int, char **)
                     slurm_log());
     } catch (...) {
         slurm_error("colmet: internal error in slurm_spank_task_init_privileged");
+    }
+    return 0;
+}
+
+COLMET_SPANK_EXPORT int slurm_spank_task_exit(spank_t, int, char **)
+{
+    try {
+        if (spank_context() == S_CTX_REMOTE && g_config)
+            task_exit(*g_config, g_step, slurm_log());
+    } catch (...) {
+        slurm_error("colmet: internal error in slurm_spank_task_exit");
     }
     return 0;
 }

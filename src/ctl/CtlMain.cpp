@@ -25,6 +25,7 @@ int ctl_main(int argc, char **argv)
     bool pause = false;
     bool resume = false;
     bool status = false;
+    bool sample_now = false;
     std::string control_dir = "/run/colmet";
     double timeout_s = 5;
 
@@ -40,6 +41,8 @@ int ctl_main(int argc, char **argv)
     auto *r = app.add_flag("--resume-perfhw", resume, "Open the job's perf counters again after --pause-perfhw");
     p->excludes(r);
     app.add_flag("--status", status, "Show the settings in force (also shown after every change)");
+    app.add_flag("--sample-now", sample_now,
+                 "Take and send one sample now, after any change asked with it (at most one per 0.1 s)");
     app.add_option("--control-dir", control_dir, "Where the samplers' control sockets are")->capture_default_str();
     app.add_option("--timeout", timeout_s, "Seconds to wait for the sampler's answer")
         ->check(CLI::Range(0.1, 600.0))
@@ -58,6 +61,7 @@ int ctl_main(int argc, char **argv)
     if (!events.empty())
         request.perfhw_events = events;
     request.perfhw = pause ? PerfhwAction::pause : (resume ? PerfhwAction::resume : PerfhwAction::none);
+    request.sample_now = sample_now;
 
     auto socket = node::control::control_socket_path(control_dir, job_id);
     Exchange e = exchange(socket, request, static_cast<int>(std::lround(timeout_s * 1000)));

@@ -150,7 +150,13 @@ Result<Placement> placement(const StartOptions &o, const cgroup::CgroupFs &cgfs)
         if (getpwnam_r(o.user.c_str(), &pw, buf.data(), buf.size(), &found) != 0 || !found)
             return Error::invalid("user '" + o.user + "' is unknown on this node (colmet's perf_event directory is per uid)");
         p.relative = sched::slurm::perf_cgroup(found->pw_uid, *ref);
-        p.scheduler_cgroups = sched::slurm::manages_cgroups(cgfs.root(), levels_colmet_made(o));
+        auto slurm_root = sched::slurm::manages_cgroups(cgfs.root(), levels_colmet_made(o));
+        p.scheduler_cgroups = slurm_root.has_value();
+        if (slurm_root)
+            spdlog::debug("job {}: Slurm keeps cgroups of its own here ({}): colmet makes only its perf_event "
+                          "directory", o.job_id, slurm_root->string());
+        else
+            spdlog::debug("job {}: Slurm keeps no cgroups here: colmet makes the job's", o.job_id);
         return p;
     }
     return Error::invalid("give --cgroup or --scheduler oar|slurm");

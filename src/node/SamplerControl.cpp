@@ -9,8 +9,10 @@
 #include "node/NodeOptions.hpp"
 #include "node/control/PerfhwController.hpp"
 
+#include <chrono>
 #include <cmath>
 #include <limits>
+#include <thread>
 
 namespace colmet::node {
 namespace {
@@ -125,6 +127,17 @@ control::ControlAnswer Sampler::apply(const control::ControlRequest &r)
         spdlog::info("control: perfhw counters {}", paused_after ? "released (paused)" : "reopened (resumed)");
     }
     m_perfhw_paused = paused_after;
+    if (r.sample_now) {
+        // At most one extra sample per minimum period, however often asked:
+        // a request that comes sooner waits for it (at most 0.1 s).
+        const int64_t min_gap_ns = static_cast<int64_t>(k_min_period_s * 1e9);
+        const int64_t wait_ns = m_msg.time_ns + min_gap_ns - realtime_ns();
+        if (wait_ns > 0)
+            std::this_thread::sleep_for(std::chrono::nanoseconds(std::min(wait_ns, min_gap_ns)));
+        sample_once(wire::MessageKind::sample);
+        send_current();
+        a.changed.push_back("sampled");
+    }
     a.state = state();
     return a;
 }

@@ -86,7 +86,7 @@ std::string v2_cgroup(const fs::path &root, const SamplerRef &ref)
     return "/system.slice/slurmstepd.scope/" + tail(ref);
 }
 
-bool manages_cgroups(const fs::path &root, const std::vector<std::string> &made_by_colmet)
+std::optional<fs::path> manages_cgroups(const fs::path &root, const std::vector<std::string> &made_by_colmet)
 {
     std::error_code ec;
     for (fs::directory_iterator h(root, ec), end; !ec && h != end; h.increment(ec)) {
@@ -102,10 +102,10 @@ bool manages_cgroups(const fs::path &root, const std::vector<std::string> &made_
             if (!d->is_directory(ec2))
                 continue;
             if (std::find(made_by_colmet.begin(), made_by_colmet.end(), "/" + name) == made_by_colmet.end())
-                return true;
+                return d->path();
         }
     }
-    return false;
+    return std::nullopt;
 }
 
 } // namespace colmet::sched::slurm

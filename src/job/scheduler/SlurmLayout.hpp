@@ -42,11 +42,12 @@ std::string perf_cgroup(uid_t uid, const SamplerRef &ref);
 // exists, else the plain one. Relative to the root, with a leading '/'.
 std::string v2_cgroup(const std::filesystem::path &root, const SamplerRef &ref);
 
-// True when Slurm keeps cgroups of its own on this cgroup v1 node: some
-// hierarchy other than perf_event has a top-level slurm or slurm_<name>
-// directory (slurmd makes it at start when a cgroup plugin is configured)
+// Whether Slurm keeps cgroups of its own on this cgroup v1 node: the first
+// top-level slurm or slurm_<name> directory of a hierarchy other than
+// perf_event (slurmd makes it at start when a cgroup plugin is configured)
 // that is not in `made_by_colmet` (top-level levels colmet created itself
-// for schedulers without cgroups, e.g. "/slurm").
-bool manages_cgroups(const std::filesystem::path &root, const std::vector<std::string> &made_by_colmet);
+// for schedulers without cgroups, e.g. "/slurm"); nullopt when there is none.
+std::optional<std::filesystem::path> manages_cgroups(const std::filesystem::path &root,
+                                                     const std::vector<std::string> &made_by_colmet);
 
 } // namespace colmet::sched::slurm

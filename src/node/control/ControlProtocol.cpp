@@ -91,7 +91,8 @@ std::string encode_request(const ControlRequest &r)
     std::string out;
     StringWriter w{out};
     Packer pk(w);
-    uint32_t n = 1 + (r.job_id ? 1 : 0) + (r.period_s ? 1 : 0) + (r.perfhw_events ? 1 : 0) + (r.perfhw != PerfhwAction::none ? 1 : 0);
+    uint32_t n = 1 + (r.job_id ? 1 : 0) + (r.period_s ? 1 : 0) + (r.perfhw_events ? 1 : 0) +
+                 (r.perfhw != PerfhwAction::none ? 1 : 0) + (r.sample_now ? 1 : 0);
     pk.pack_map(n);
     pack::str(pk, "v");
     pk.pack_uint32(k_control_version);
@@ -110,6 +111,10 @@ std::string encode_request(const ControlRequest &r)
     if (r.perfhw != PerfhwAction::none) {
         pack::str(pk, "perfhw");
         pack::str(pk, r.perfhw == PerfhwAction::pause ? "pause" : "resume");
+    }
+    if (r.sample_now) {
+        pack::str(pk, "sample_now");
+        pk.pack_true();
     }
     return out;
 }
@@ -157,6 +162,10 @@ Result<ControlRequest> decode_request(std::string_view body)
                 r.perfhw = PerfhwAction::resume;
             else
                 return Error::invalid("perfhw: expected \"pause\" or \"resume\"");
+        } else if (key == "sample_now") {
+            if (v.type != type::BOOLEAN)
+                return Error::invalid("sample_now: expected true or false");
+            r.sample_now = v.via.boolean;
         } else {
             return Error::invalid("unknown key \"" + shown_key(key) + "\"");
         }

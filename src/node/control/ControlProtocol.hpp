@@ -34,6 +34,9 @@ struct ControlRequest {
     std::optional<double> period_s;                      // 0.1 .. 3600
     std::optional<std::vector<std::string>> perfhw_events;  // split and checked, see decode_request
     PerfhwAction perfhw = PerfhwAction::none;
+    // Take and send one sample now, after the other changes (the Slurm
+    // plugin asks for it when a step ends, before Slurm removes the cgroups).
+    bool sample_now = false;
 
     bool operator==(const ControlRequest &) const = default;
 };
@@ -59,7 +62,8 @@ struct ControlAnswer {
     bool accepted = false;
     Rejection code = Rejection::invalid;  // when rejected
     std::string reason;                   // when rejected
-    std::vector<std::string> changed;     // when accepted: "sample_period", "perfhw_events", "perfhw_paused", "perfhw_resumed"
+    std::vector<std::string> changed;     // when accepted: "sample_period", "perfhw_events", "perfhw_paused", "perfhw_resumed",
+                                          // "sampled"
     std::optional<ControlState> state;    // absent in answers to a refused peer
 
     static ControlAnswer reject(Rejection code, std::string reason);

@@ -89,10 +89,11 @@ TEST(PluginConfigTest, argv_form_skips_nothing)
     char a0[] = "period=2";
     char a1[] = "mode=all";
     char *argv[] = {a0, a1, nullptr};
-    auto c = parse_config(2, argv, "/x");
+    auto c = parse_config(2, argv, "/x", "/y");
+    EXPECT_EQ(c->colmet_ctl, "/y");
     ASSERT_TRUE(c.ok());
     EXPECT_EQ(c->mode, Mode::all);
-    EXPECT_FALSE(parse_config(0, nullptr, "/x").value().period.has_value());
+    EXPECT_FALSE(parse_config(0, nullptr, "/x", "/y").value().period.has_value());
 }
 
 // Every plugstack.conf key is documented in spank-colmet(8) and in the README.

@@ -7,7 +7,7 @@ so=$1
 status=0
 defined=$(nm -D --defined-only "$so" | awk '{print $3}' | sort)
 for want in plugin_name plugin_type plugin_version spank_plugin_version slurm_spank_init \
-            slurm_spank_init_post_opt slurm_spank_task_init_privileged slurm_spank_exit \
+            slurm_spank_init_post_opt slurm_spank_task_init_privileged slurm_spank_task_exit slurm_spank_exit \
             slurm_spank_job_prolog slurm_spank_job_epilog; do
     printf '%s\n' "$defined" | grep -qx "$want" || { echo "FAIL: $want is not exported"; status=1; }
 done
