@@ -57,7 +57,7 @@ TEST(SlurmLayoutTest, SlurmManagesCgroupsWhenItsRootIsInAHierarchyOtherThanPerfE
     EXPECT_FALSE(manages_cgroups(t.root(), {"/slurm"}));
     EXPECT_TRUE(manages_cgroups(t.root(), {}));  // nobody says colmet made it: Slurm's (non-multiple-slurmd build)
     t.mkdir("cpuacct/slurm_n1");              // Debian's build: /slurm_<node>, made by slurmd at start
-    EXPECT_TRUE(manages_cgroups(t.root(), {"/slurm"}));
+    EXPECT_EQ(manages_cgroups(t.root(), {"/slurm"}), t.path("cpuacct/slurm_n1"));
 }
 
 TEST(SlurmLayoutTest, AMountedHierarchyIsOneWithCgroupProcs)
