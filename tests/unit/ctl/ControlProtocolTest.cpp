@@ -28,9 +28,23 @@ TEST(ControlRequestTest, round_trips_every_field)
     r.period_s = 0.5;
     r.perfhw_events = std::vector<std::string>{"task_clock", "page_faults"};
     r.perfhw = PerfhwAction::pause;
+    r.sample_now = true;
     auto back = decode_request(encode_request(r));
     ASSERT_TRUE(back) << back.error().message();
     EXPECT_EQ(*back, r);
+}
+
+TEST(ControlRequestTest, sample_now_must_be_a_boolean)
+{
+    // {"v": 1, "sample_now": "yes"}
+    const std::string body = "\x82\xa1v\x01\xaasample_now\xa3yes";
+    auto r = decode_request(body);
+    ASSERT_FALSE(r);
+    EXPECT_EQ(r.error().message(), "sample_now: expected true or false");
+    // {"v": 1, "sample_now": false}
+    auto off = decode_request(std::string("\x82\xa1v\x01\xaasample_now\xc2", 16));
+    ASSERT_TRUE(off) << off.error().message();
+    EXPECT_FALSE(off->sample_now);
 }
 
 TEST(ControlRequestTest, an_empty_request_asks_for_status_only)

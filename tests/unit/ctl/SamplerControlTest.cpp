@@ -123,6 +123,24 @@ protected:
 
 } // namespace
 
+TEST_F(SamplerControlTest, sample_now_takes_and_sends_one_sample_at_once)
+{
+    auto s = make();
+    ControlRequest r;
+    r.sample_now = true;
+    auto a = s->apply(r);
+    EXPECT_TRUE(a.accepted);
+    EXPECT_EQ(a.changed, std::vector<std::string>{"sampled"});
+    EXPECT_EQ(s->stats().samples, 1U);
+    EXPECT_EQ(a.state->samples_sent, 1U);
+    // A second request within the minimum period waits for it: never more
+    // than one extra sample per 0.1 s.
+    const int64_t first = s->message().time_ns;
+    ASSERT_TRUE(s->apply(r).accepted);
+    EXPECT_EQ(s->stats().samples, 2U);
+    EXPECT_GE(s->message().time_ns - first, 99'000'000);
+}
+
 TEST_F(SamplerControlTest, status_reports_the_settings_in_force)
 {
     auto s = make();

@@ -142,6 +142,37 @@ TEST_F(ActionsTest, steps_of_a_sampled_job_get_their_own_sampler)
     EXPECT_EQ(calls[1], "stop --hook --job-id 42.3 --run-dir " + run_dir());
 }
 
+TEST_F(ActionsTest, the_last_task_exit_stops_the_step_sampler_and_asks_the_job_for_a_sample)
+{
+    m_config.colmet_ctl = m_config.colmet_job;  // the fake records both
+    ASSERT_TRUE(write_marker(run_dir(), 42, "").ok());
+    StepState s = step_start(m_config, m_job, 3, std::nullopt, m_log.log());
+    s.local_tasks = 2;
+    ASSERT_EQ(test::fake_calls(m_tree).size(), 1U);
+    task_exit(m_config, s, m_log.log());  // one task of two: nothing yet
+    EXPECT_EQ(test::fake_calls(m_tree).size(), 1U);
+    task_exit(m_config, s, m_log.log());
+    Calls calls = test::fake_calls(m_tree);
+    ASSERT_EQ(calls.size(), 3U);
+    EXPECT_EQ(calls[1], "stop --hook --job-id 42.3 --run-dir " + run_dir());
+    EXPECT_EQ(calls[2], "--job-id 42 --sample-now --control-dir " + run_dir() + " --timeout 3");
+    EXPECT_TRUE(s.step_stopped);
+    step_stop(m_config, s, m_log.log());  // already stopped: no second stop
+    std::this_thread::sleep_for(std::chrono::milliseconds(100));
+    EXPECT_EQ(test::fake_calls(m_tree).size(), 3U);
+}
+
+TEST_F(ActionsTest, the_batch_step_asks_the_job_for_a_sample_at_its_end)
+{
+    m_config.colmet_ctl = m_config.colmet_job;
+    ASSERT_TRUE(write_marker(run_dir(), 42, "").ok());
+    StepState s = step_start(m_config, m_job, 0xfffffffbU, std::nullopt, m_log.log());  // SLURM_BATCH_SCRIPT
+    s.local_tasks = 1;
+    EXPECT_FALSE(s.step_sampler);
+    task_exit(m_config, s, m_log.log());
+    EXPECT_EQ(test::fake_calls(m_tree), (Calls{"--job-id 42 --sample-now --control-dir " + run_dir() + " --timeout 3"}));
+}
+
 TEST_F(ActionsTest, special_steps_and_unsampled_jobs_get_no_step_sampler)
 {
     ASSERT_TRUE(write_marker(run_dir(), 42, "").ok());
