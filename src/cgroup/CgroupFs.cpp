@@ -316,8 +316,10 @@ Result<CgroupPaths> CgroupFs::resolve(const std::string &job_cgroup) const
             tried += (tried.empty() ? "" : ", ") + dir.string();
             continue;
         }
-        if (!strictly_inside(dir, m_root))
-            return Error::invalid("cgroup " + dir.string() + " resolves outside " + m_root.string());
+        // Inside its own hierarchy, which may be a link to a mount elsewhere
+        // (OAR's /dev/oar_cgroups_links/<controller>).
+        if (!strictly_inside(dir, m_root / controller))
+            return Error::invalid("cgroup " + dir.string() + " resolves outside " + (m_root / controller).string());
         paths.controllers.emplace_back(controller, std::move(dir));
     }
     if (paths.controllers.empty())

@@ -3,6 +3,7 @@
 // Slurm 22.05's cgroup v1 plugins in Debian's build (/slurm_<node>), the
 // plain /slurm prefix, Slurm's cgroup v2 layout, OAR's per-controller links
 // and OAR's fallback with every controller co-mounted in one hierarchy.
+#include "cgroup/CgroupFs.hpp"
 #include "cgroup/JobLocator.hpp"
 #include "cgroup/ProcCgroup.hpp"
 
@@ -184,6 +185,29 @@ TEST(JobLocatorTest, OarFallbackWithEveryControllerCoMountedInOneHierarchy)
     EXPECT_EQ(paths.dir_for("cpu"), t.path("links/cpu/oar/alice_42"));
     EXPECT_EQ(paths.dir_for("cpuset"), t.path("links/cpuset/oar/alice_42"));
     EXPECT_TRUE(paths.dir_for("memory").empty());
+}
+
+TEST(JobLocatorTest, OarFallbackResolvesThroughTheLinks)
+{
+    // What the JRM hook's --cgroup /oar/<user>_<job> gives colmet-node with
+    // --cgroup-root /dev/oar_cgroups_links in OAR's fallback layout: one
+    // directory, reached through every controller's link (perf_event too when
+    // the JRM enables it). Not reproducible on a host whose controllers are
+    // already mounted apart (mount -o cpuset,cpu,... fails with EBUSY).
+    FakeTree t;
+    t.write("oar_cgroups/cgroup.procs", "");
+    t.write("oar_cgroups/oar/alice_42/cgroup.procs", "4242\n");
+    t.mkdir("links");
+    for (const char *c : {"cpuset", "cpu", "cpuacct", "devices", "freezer", "perf_event"})
+        fs::create_directory_symlink(t.path("oar_cgroups"), t.path(std::string("links/") + c));
+    auto paths = CgroupFs(t.path("links")).resolve("/oar/alice_42");
+    ASSERT_TRUE(paths) << paths.error().message();
+    EXPECT_EQ(paths->dir_for("cpuacct"), t.path("links/cpuacct/oar/alice_42"));
+    EXPECT_EQ(paths->dir_for("perf_event"), t.path("links/perf_event/oar/alice_42"));
+    EXPECT_TRUE(paths->dir_for("memory").empty());
+    auto pids = CgroupFs::procs(*paths);
+    ASSERT_TRUE(pids);
+    EXPECT_THAT(*pids, ElementsAre(4242));
 }
 
 TEST(JobLocatorTest, OarPerControllerLinks)
