@@ -131,8 +131,9 @@ Result<Placement> placement(const StartOptions &o, const cgroup::CgroupFs &cgfs)
         return p;
     }
     if (o.scheduler == "oar") {
+        // OAR's own cpuset path, the same in every hierarchy it links
+        // (job_resource_manager_cgroups.pl): not a guess, nothing to find.
         p.relative = "/oar/" + o.user + "_" + o.job_id;
-        p.level = o.user + "_" + o.job_id;
         return p;
     }
     if (o.scheduler == "slurm") {

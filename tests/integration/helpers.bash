@@ -5,7 +5,7 @@
 PY=/usr/bin/python3            # Debian's python, where python3-h5py lives
 CGROOT=/sys/fs/cgroup
 V1_CONTROLLERS="cpuacct cpu memory blkio pids cpuset"
-# stop_pid, within_pct, at_least
+# stop_pid, within_pct, at_least, CPU_PCT, cputime_of
 . "${BASH_SOURCE[0]%/*}/shell_common.sh"
 
 require_root() {

@@ -21,3 +21,33 @@ within_pct() {  # within_pct ACTUAL EXPECTED PCT
 at_least() {  # at_least ACTUAL MIN
   "$PY" -c 'import sys; a,m=map(float,sys.argv[1:]); sys.exit(0 if a >= m else 1)' "$1" "$2"
 }
+
+# CPU truth. A CPU check compares colmet's figure for a cgroup (cgroup CPU
+# time, perf task_clock) with the WHOLE-LIFE CPU time of what ran in it, as a
+# parent measures it (wait4's rusage: exit and teardown included), never with
+# a workload's own getrusage(RUSAGE_SELF), which misses its teardown (4-8 %
+# with 200 MiB to free). colmet-cputime wraps the command and gives that figure;
+# a shell that also sits in the cgroup is measured with bash `times`, or kept
+# out of the comparison. With that truth the checks hold to CPU_PCT percent.
+CPU_PCT=2
+
+# cputime_of FILE [KEY]: KEY (cpu_seconds unless given) of the last line
+# colmet-cputime wrote to FILE (other lines, such as the command's, are skipped).
+cputime_of() {
+  "$PY" -c '
+import json, sys
+lines = [l for l in open(sys.argv[1]) if "\"wrapper_cpu_seconds\"" in l]
+print(json.loads(lines[-1])[sys.argv[2]])' "$1" "${2:-cpu_seconds}"
+}
+
+# times_total FILE: the sum of the last bash `times` output in FILE (its two
+# lines: the shell's own user and system time, then its reaped children's).
+times_total() {
+  "$PY" -c '
+import re, sys
+t = re.compile(r"^(\d+)m([\d.]+)s (\d+)m([\d.]+)s$")
+rows = [t.match(l.strip()) for l in open(sys.argv[1])]
+rows = [m for m in rows if m][-2:]
+assert len(rows) == 2, "no bash times output"
+print("%.3f" % sum(60 * float(m.group(i)) + float(m.group(i + 1)) for m in rows for i in (1, 3)))' "$1"
+}

@@ -11,7 +11,7 @@ CGROOT=/sys/fs/cgroup
 LINKS=/dev/oar_cgroups_links
 FAILS=0
 CLEANUP=()
-# stop_pid, within_pct, at_least
+# stop_pid, within_pct, at_least, CPU_PCT, cputime_of
 . "$SRC/tests/integration/shell_common.sh"
 
 log() { echo "[$(date +%T)] $*"; }
@@ -44,7 +44,7 @@ require_oar() { # require_oar PACKAGE...: skip unless root and the packages are 
   "$PY" -c 'import h5py' 2>/dev/null || skip "python3-h5py is missing"
   [ -e "$CGROOT/cpuset/cpuset.cpus" ] || skip "needs the cgroup v1 cpuset hierarchy at $CGROOT/cpuset (OAR 2.5 has no cgroup v2 support)"
   local b
-  for b in colmet-job colmet-node colmet-collector colmet-workload; do
+  for b in colmet-job colmet-node colmet-collector colmet-workload colmet-cputime; do
     [ -x "$COLMET_BIN/$b" ] || skip "$COLMET_BIN/$b is not built"
   done
 }
@@ -57,12 +57,13 @@ make_workdir() {
 }
 
 # install_colmet: the build's binaries in a private prefix ($PREFIX/sbin), as
-# the hooks run them (through oardodo, as root); colmet-workload next to them.
+# the hooks run them (through oardodo, as root); the test tools colmet-workload
+# and colmet-cputime (the jobs' CPU truth) in $PREFIX/bin, for the job users.
 install_colmet() {
   PREFIX=$WORK/prefix
   mkdir -p "$PREFIX/sbin" "$PREFIX/bin"
   install -m 755 "$COLMET_BIN/colmet-job" "$COLMET_BIN/colmet-node" "$COLMET_BIN/colmet-collector" "$PREFIX/sbin/"
-  install -m 755 "$COLMET_BIN/colmet-workload" "$PREFIX/bin/"
+  install -m 755 "$COLMET_BIN/colmet-workload" "$COLMET_BIN/colmet-cputime" "$PREFIX/bin/"
 }
 
 # make_test_user NAME: a throw-away user (the JRM clean deletes its files in /tmp).
@@ -128,6 +129,14 @@ def last(backend, metric):
     return float(g["values"][-1, names(backend).index(metric)])
 def attr(name):
     return f["hosts"][host].attrs[name]
+def before(backend, metric, t_ns):  # the value of the last sample taken at or before t_ns (epoch ns)
+    g = f["hosts"][host][backend]["segment_0"]
+    t = g["time"][:]
+    return float(g["values"][max(k for k in range(len(t)) if t[k] <= t_ns), names(backend).index(metric)])
+def after(backend, metric, t_ns):  # the value of the first sample taken at or after t_ns (epoch ns)
+    g = f["hosts"][host][backend]["segment_0"]
+    t = g["time"][:]
+    return float(g["values"][min(k for k in range(len(t)) if t[k] >= t_ns), names(backend).index(metric)])
 def period(backend):
     t = f["hosts"][host][backend]["segment_0"]["time"][:]
     d = sorted(t[i + 1] - t[i] for i in range(len(t) - 1))
