@@ -176,8 +176,10 @@ void JobCgroups::check()
                 " holds none of the job's processes (" + elsewhere +
                 "): its values are not the job's";
     }
-    if (!text.empty())
+    if (!text.empty()) {
+        m_said += (m_said.empty() ? "" : "; ") + text;
         m_warning = m_warning ? *m_warning + "; " + text : text;
+    }
 }
 
 std::optional<std::string> JobCgroups::take_warning()

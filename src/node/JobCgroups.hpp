@@ -60,9 +60,12 @@ public:
     // Directories of paths() empty for k_empty_samples samples in a row while
     // another directory of the job held processes.
     const std::vector<std::filesystem::path> &empty_dirs() const { return m_empty; }
-    // The text to log and record the first time a directory is found empty
-    // (once per directory), else nullopt.
+    // The text to log the first time a directory is found empty (once per
+    // directory), else nullopt.
     std::optional<std::string> take_warning();
+    // Every warning given so far: what the job's record keeps (each new one
+    // replaces the previous record, so none is lost).
+    const std::string &warnings() const { return m_said; }
 
 private:
     struct Watched {
@@ -86,6 +89,7 @@ private:
     std::vector<std::filesystem::path> m_empty;
     std::vector<pid_t> m_pids;         // scratch
     std::optional<std::string> m_warning;
+    std::string m_said;                // every warning given so far
 };
 
 } // namespace colmet::node

@@ -133,7 +133,7 @@ std::string default_hostname()
 // not replace what colmet-node records itself.
 Result<std::vector<std::pair<std::string, std::string>>> parse_meta(const std::vector<std::string> &items)
 {
-    static const char *const k_reserved[] = {"cgroup", "cpus", "node_version", "user"};
+    static const char *const k_reserved[] = {"cgroup", "cgroups", "cgroup_warning", "cpus", "node_version", "user"};
     std::vector<std::pair<std::string, std::string>> out;
     for (const auto &kv : items) {
         auto eq = kv.find('=');

@@ -106,7 +106,7 @@ void Sampler::check_cgroups()
             }
     if (auto warning = m_cgroups->take_warning()) {
         spdlog::warn("job {}: {}", m_config.job_id, *warning);
-        m_pending_meta.emplace_back("cgroup_warning", std::move(*warning));
+        m_pending_meta.emplace_back("cgroup_warning", m_cgroups->warnings());
     }
 }
 
