@@ -61,8 +61,10 @@ int do_stop(const StopOptions &o)
             spdlog::info("job {}: sampler (pid {}) stopped in {} ms", o.job_id, record->pid, ms.count());
         }
     } else {
-        spdlog::warn("job {}: the sampler (pid {}) had already exited; cleaning up after it", o.job_id,
-                     record->pid);
+        // Normal when the scheduler removed the job's cgroups first (Slurm
+        // does before its epilog): the sampler then sent the job's end itself.
+        spdlog::info("job {}: the sampler (pid {}) had already exited (its log says why: the job's cgroup "
+                     "removed, or an error); cleaning up after it", o.job_id, record->pid);
     }
     (void)remove_created_cgroups(*record, o.run_dir);
     // A sampler that was killed leaves its control socket behind.
