@@ -85,9 +85,11 @@ record_pid() { sed -n 's/^pid=//p' "$RUN/$1.pid"; }
   f="$OUT/$job.h5"
   [ -f "$f" ]
   task=$(h5 "$f" 'last(list(f["hosts"])[0], "perfhw", "task_clock")')
+  cpu=$(h5 "$f" 'last(list(f["hosts"])[0], "cgroup_cpu", "usage")')
   truth=$(cputime_of "$BATS_TEST_TMPDIR/cputime.json")
-  echo "whole-life CPU $truth s, perf task_clock $task s"
+  echo "whole-life CPU $truth s, perf task_clock $task s, cgroup CPU time $cpu s"
   within_pct "$task" "$truth" "$CPU_PCT"
+  within_pct "$cpu" "$truth" "$CPU_PCT"
   host=$(h5 "$f" 'list(f["hosts"])[0]')
   [ "$(h5 "$f" 'str(f["hosts"]["'"$host"'"].attrs["user"])')" = alice ]
   [ "$(h5 "$f" 'str(f["hosts"]["'"$host"'"].attrs["colmet_spec"])')" = "perfhw:task_clock,page_faults" ]
