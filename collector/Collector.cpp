@@ -62,6 +62,12 @@ void Collector::tick(int64_t now_mono_ns)
         sink->tick(now_mono_ns);
 }
 
+void Collector::flush_all(int64_t now_mono_ns)
+{
+    for (auto &sink : m_sinks)
+        sink->flush_all(now_mono_ns);
+}
+
 void Collector::close_all()
 {
     for (auto &sink : m_sinks)

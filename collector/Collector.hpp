@@ -9,6 +9,7 @@
 #include "common/log.hpp"
 #include "wire/message.hpp"
 
+#include <functional>
 #include <memory>
 #include <string>
 #include <vector>
@@ -22,6 +23,7 @@ public:
     // One received frame (more_parts: the frame was part of a multi-frame message).
     void handle_frame(const char *data, size_t size, bool more_parts, int64_t now_mono_ns);
     void tick(int64_t now_mono_ns);
+    void flush_all(int64_t now_mono_ns);
     void close_all();
 
     const CollectorStats &stats() const { return m_stats; }
@@ -40,10 +42,15 @@ private:
 struct ListenOptions {
     std::string bind_uri = "tcp://0.0.0.0:5556";
     int hwm = 1000;
+    // On SIGHUP, after everything buffered was written: re-open the log file
+    // (log rotation). May be empty.
+    std::function<void()> reopen_log;
 };
 
-// Bind a PULL socket and run the collector until SIGTERM or SIGINT (which
-// the caller has blocked). Returns 0, or 69 when the socket cannot be bound.
+// Bind a PULL socket and run the collector until SIGTERM or SIGINT (which,
+// with SIGHUP, the caller has blocked). SIGHUP writes everything buffered,
+// keeps the files open and re-opens the log file. Returns 0, or 69 when the
+// socket cannot be bound.
 int serve(Collector &collector, const ListenOptions &options);
 
 } // namespace colmet::collector

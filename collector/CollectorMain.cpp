@@ -113,10 +113,20 @@ int collector_main(int argc, char **argv)
     sigemptyset(&set);
     sigaddset(&set, SIGTERM);
     sigaddset(&set, SIGINT);
+    sigaddset(&set, SIGHUP);
     sigprocmask(SIG_BLOCK, &set, nullptr);
     std::signal(SIGPIPE, SIG_IGN);
 
     Collector collector(std::move(sinks));
+    if (!o.log_file.empty())
+        o.listen.reopen_log = [verbosity = o.verbosity, file = o.log_file] {
+            try {
+                log::setup("collector", verbosity, file);
+            } catch (const std::exception &e) {
+                spdlog::error("SIGHUP: cannot re-open the log file {}: {}; still logging to the old one", file,
+                              e.what());
+            }
+        };
     return serve(collector, o.listen);
 }
 

@@ -30,6 +30,9 @@ public:
     // close files of idle jobs.
     virtual void tick(int64_t now_mono_ns) noexcept = 0;
 
+    // Write everything buffered now, keeping files open (SIGHUP).
+    virtual void flush_all(int64_t now_mono_ns) noexcept = 0;
+
     // Flush and close everything (SIGTERM, end of run).
     virtual void close_all() noexcept = 0;
 };

@@ -34,6 +34,7 @@ int serve(Collector &collector, const ListenOptions &options)
     sigemptyset(&set);
     sigaddset(&set, SIGTERM);
     sigaddset(&set, SIGINT);
+    sigaddset(&set, SIGHUP);
     int sfd = signalfd(-1, &set, SFD_CLOEXEC | SFD_NONBLOCK);
     if (sfd < 0) {
         spdlog::critical("signalfd: {}", std::strerror(errno));
@@ -77,6 +78,16 @@ int serve(Collector &collector, const ListenOptions &options)
         if (items[1].revents & ZMQ_POLLIN) {
             signalfd_siginfo info{};
             if (::read(sfd, &info, sizeof info) == static_cast<ssize_t>(sizeof info)) {
+                if (info.ssi_signo == SIGHUP) {
+                    // Log rotation or a check point: write what is buffered,
+                    // keep going.
+                    collector.flush_all(monotonic_ns());
+                    if (options.reopen_log)
+                        options.reopen_log();
+                    spdlog::info("received SIGHUP: buffered rows written, log file re-opened; {}",
+                                 collector.stats().to_string());
+                    continue;
+                }
                 spdlog::info("received signal {}: storing what is queued, then closing every file", info.ssi_signo);
                 break;
             }

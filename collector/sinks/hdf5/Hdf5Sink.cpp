@@ -276,6 +276,21 @@ void Hdf5Sink::tick(int64_t now_mono_ns) noexcept
     }
 }
 
+void Hdf5Sink::flush_all(int64_t now_mono_ns) noexcept
+{
+    try {
+        hdf5::ErrorSilencer silence;
+        for (auto &[id, job] : m_jobs)
+            if (job->file && needs_flush(*job))
+                flush_job(*job, now_mono_ns);
+    } catch (const std::exception &e) {
+        ++m_stats.write_errors;
+        report("-", Error(Errc::internal, e.what()));
+    } catch (...) {
+        ++m_stats.write_errors;
+    }
+}
+
 void Hdf5Sink::close_all() noexcept
 {
     try {

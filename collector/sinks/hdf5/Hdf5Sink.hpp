@@ -67,6 +67,7 @@ public:
 
     void consume(const wire::Message &msg, const Delivery &delivery) noexcept override;
     void tick(int64_t now_mono_ns) noexcept override;
+    void flush_all(int64_t now_mono_ns) noexcept override;
     void close_all() noexcept override;
 
     Hdf5SinkStats stats() const { return m_stats; }

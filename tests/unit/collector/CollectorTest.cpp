@@ -23,8 +23,10 @@ public:
     explicit RecordingSink(std::vector<Recorded> &out) : m_out(out) {}
     void consume(const wire::Message &msg, const Delivery &d) noexcept override { m_out.push_back({msg, d}); }
     void tick(int64_t) noexcept override { ++ticks; }
+    void flush_all(int64_t) noexcept override { ++flushes; }
     void close_all() noexcept override { closed = true; }
     int ticks = 0;
+    int flushes = 0;
     bool closed = false;
 
 private:
@@ -66,6 +68,21 @@ TEST(SequenceTracker, forgets_the_oldest_sender_when_full)
     t.observe("c", 1, 3);
     EXPECT_EQ(t.size(), 2u);
     EXPECT_EQ(t.observe("a", 5, 4), 0u);  // "a" was forgotten: treated as new
+}
+
+TEST(Collector, flush_all_reaches_every_sink)
+{
+    std::vector<Recorded> a, b;
+    std::vector<std::unique_ptr<Sink>> sinks;
+    sinks.push_back(std::make_unique<RecordingSink>(a));
+    sinks.push_back(std::make_unique<RecordingSink>(b));
+    auto *first = static_cast<RecordingSink *>(sinks[0].get());
+    auto *second = static_cast<RecordingSink *>(sinks[1].get());
+    Collector c(std::move(sinks));
+    c.flush_all(1);
+    EXPECT_EQ(first->flushes, 1);
+    EXPECT_EQ(second->flushes, 1);
+    EXPECT_FALSE(first->closed);
 }
 
 TEST(Collector, valid_messages_reach_every_sink_with_loss_counted)
