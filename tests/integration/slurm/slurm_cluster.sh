@@ -393,6 +393,10 @@ if wait_summary "$T/h5/$J1.h5"; then
     peak=$(h5 "$T/h5/$J1.h5" 'f["summary"].attrs["peak_memory_bytes"]')
     check "job $J1: peak memory $peak B >= the two tasks' 2 x 64 MiB" at_least "$peak" $((2 * 64 * 1024 * 1024))
 fi
+if wait_summary "$T/h5/$J1.0.h5"; then
+    peak=$(h5 "$T/h5/$J1.0.h5" 'f["summary"].attrs["peak_memory_bytes"]')
+    check "step $J1.0: peak memory $peak B >= the two tasks' 2 x 64 MiB" at_least "$peak" $((2 * 64 * 1024 * 1024))
+fi
 if [ "$MODE" = cgroup ]; then
     # Slurm's placement of the tasks is left as Slurm made it: colmet made no
     # directory in a hierarchy other than perf_event, and the job's file was
