@@ -1,5 +1,7 @@
 #include "Actions.hpp"
 
+#include "common/names.hpp"
+
 #include "JobMarker.hpp"
 #include "Spawn.hpp"
 #include "TaskCgroup.hpp"
@@ -93,7 +95,7 @@ void job_epilog(const PluginConfig &c, uint32_t job_id, const Log &log)
 {
     std::error_code ec;
     bool marker = read_marker(c.run_dir, job_id).has_value();
-    bool pid_file = fs::exists(fs::path(c.run_dir) / (sampler_id(job_id) + ".pid"), ec);
+    bool pid_file = fs::exists(job_file(c.run_dir, sampler_id(job_id), JobFile::sampler_record), ec);
     // Step samplers still recorded: give the stops slurmstepd started when
     // the steps ended a moment to finish, then stop what is left.
     auto steps = leftover_step_samplers(c.run_dir, job_id);

@@ -1,5 +1,8 @@
 #include "common/names.hpp"
 
+#include <cstdint>
+#include <cstdio>
+
 namespace colmet {
 
 static bool safe_char(char c)
@@ -19,6 +22,39 @@ std::string sanitize_name(std::string_view id)
     if (out.front() == '.')
         out.front() = '_';
     return out;
+}
+
+std::string job_file_stem(std::string_view id)
+{
+    static const char hex[] = "0123456789ABCDEF";
+    std::string out;
+    out.reserve(id.size() + 16);
+    for (size_t i = 0; i < id.size(); ++i) {
+        const auto c = static_cast<unsigned char>(id[i]);
+        if (safe_char(id[i]) && !(i == 0 && c == '.')) {
+            out.push_back(id[i]);
+        } else {
+            out.push_back('%');
+            out.push_back(hex[c >> 4]);
+            out.push_back(hex[c & 0xf]);
+        }
+    }
+    if (!out.empty() && out.size() <= k_max_stem_length)
+        return out;
+    uint64_t h = 14695981039346656037ULL;  // FNV-1a, 64 bits
+    for (char c : id) {
+        h ^= static_cast<unsigned char>(c);
+        h *= 1099511628211ULL;
+    }
+    char tail[20];
+    std::snprintf(tail, sizeof tail, "~%016llx", static_cast<unsigned long long>(h));
+    return sanitize_name(id) + tail;
+}
+
+std::filesystem::path job_file(const std::filesystem::path &dir, std::string_view id, JobFile kind)
+{
+    const char *suffix = kind == JobFile::sampler_record ? ".pid" : kind == JobFile::control_socket ? ".ctl" : ".h5";
+    return dir / (job_file_stem(id) + suffix);
 }
 
 bool valid_identifier(std::string_view id)

@@ -36,7 +36,7 @@ bool parse_number(const std::string &text, T &out)
 
 fs::path record_path(const fs::path &run_dir, const std::string &job_id)
 {
-    return run_dir / (sanitize_name(job_id) + ".pid");
+    return job_file(run_dir, job_id, JobFile::sampler_record);
 }
 
 Result<void> write_record(const fs::path &path, const SamplerRecord &r)

@@ -38,7 +38,7 @@ struct SamplerRecord {
     int64_t started_ns = 0;         // CLOCK_REALTIME
 };
 
-// <run_dir>/<sanitize_name(job_id)>.pid
+// job_file(run_dir, job_id, JobFile::sampler_record): <run_dir>/<stem>.pid (common/names.hpp)
 std::filesystem::path record_path(const std::filesystem::path &run_dir, const std::string &job_id);
 
 // Written to a temporary file and renamed into place (mode 0644): a reader

@@ -2,6 +2,7 @@
 
 #include "collector/sinks/hdf5/Hdf5Io.hpp"
 #include "collector/sinks/hdf5/JobAggregate.hpp"
+#include "common/names.hpp"
 
 #include <array>
 #include <system_error>
@@ -55,7 +56,7 @@ constexpr std::array<I64Field, 2> k_i64_fields{{
 
 std::filesystem::path job_file_path(const std::filesystem::path &dir, std::string_view job_id)
 {
-    return dir / (hdf5::object_name(job_id) + ".h5");
+    return job_file(dir, job_id, JobFile::data);
 }
 
 Result<JobSummary> read_job_summary(const std::filesystem::path &file)

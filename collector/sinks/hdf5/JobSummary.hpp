@@ -40,9 +40,8 @@ struct JobSummary {
     std::string cgroup_warning;
 };
 
-// Where the HDF5 sink stores the job: dir / (name + ".h5"), where name is
-// sanitize_name(job_id), followed by "-<16 hex digits>" (a hash of the id)
-// when sanitizing changed the id, so that distinct ids never share a file.
+// Where the HDF5 sink stores the job: job_file(dir, job_id, JobFile::data),
+// the naming rule every component shares (common/names.hpp).
 std::filesystem::path job_file_path(const std::filesystem::path &dir, std::string_view job_id);
 
 // Read /summary and the root attribute job_id of a job file. Errc::not_found

@@ -356,7 +356,7 @@ std::string_view FrameReader::body() const
 
 std::filesystem::path control_socket_path(const std::filesystem::path &dir, std::string_view job_id)
 {
-    return dir / (sanitize_name(job_id) + ".ctl");
+    return job_file(dir, job_id, JobFile::control_socket);
 }
 
 } // namespace colmet::node::control

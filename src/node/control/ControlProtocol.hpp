@@ -113,7 +113,7 @@ private:
     Status m_status = Status::incomplete;
 };
 
-// <dir>/<sanitize_name(job_id)>.ctl
+// job_file(dir, job_id, JobFile::control_socket): <dir>/<stem>.ctl (common/names.hpp)
 std::filesystem::path control_socket_path(const std::filesystem::path &dir, std::string_view job_id);
 
 } // namespace colmet::node::control

@@ -8,6 +8,8 @@
 
 #include <gtest/gtest.h>
 
+#include <map>
+
 #include <vector>
 
 using namespace colmet;
@@ -102,3 +104,64 @@ TEST(FileIo, pread_all_grows_for_large_files_and_reports_errors)
     EXPECT_NE(missing.error().message().find("open " + tree.path("nope").string() + ": No such file"),
               std::string::npos);
 }
+
+// --- the one naming rule of a job's files ------------------------------------
+namespace colmet {
+namespace {
+
+TEST(JobFileNames, SchedulerIdsKeepTheirNames)
+{
+    for (const char *id : {"123", "123.4", "123_4", "run-20261202T124500-4242", "alice_42"})
+        EXPECT_EQ(job_file_stem(id), id);
+    EXPECT_EQ(job_file("/run/colmet", "123.4", JobFile::sampler_record), "/run/colmet/123.4.pid");
+    EXPECT_EQ(job_file("/run/colmet", "123.4", JobFile::control_socket), "/run/colmet/123.4.ctl");
+    EXPECT_EQ(job_file("/data", "123.4", JobFile::data), "/data/123.4.h5");
+}
+
+TEST(JobFileNames, HostileAndCollidingIdsNeverShareANameAndStayInTheirDirectory)
+{
+    std::vector<std::string> ids = {"a/b", "a_b", "a%2Fb", "a%b", "a:b", "a b", "..", ".", "_.", "%2E%2E", ".hidden",
+                                    "_hidden", "a\\b", "a~b", "x", "X", std::string(128, 'a'), std::string(128, '/'),
+                                    std::string(127, '/') + "a", std::string(128, '_'), std::string("\xc3\xa9t\xc3\xa9"),
+                                    "_t_", std::string(1, '\0'), std::string("a\0b", 3), "a\nb", "a_b~0000000000000000"};
+    // Long ids that differ only in their last byte, past and below the encoding limit.
+    for (int unsafe : {30, 61, 62, 100})
+        for (char last : {'a', 'b'})
+            ids.push_back(std::string(static_cast<size_t>(unsafe), ':') + std::string(127 - static_cast<size_t>(unsafe), 'x') + last);
+    std::map<std::string, std::string> seen;
+    for (const auto &id : ids) {
+        const std::string stem = job_file_stem(id);
+        ASSERT_FALSE(stem.empty()) << id;
+        EXPECT_LE(stem.size() + 4, 255U) << id;  // ".pid" within NAME_MAX
+        EXPECT_EQ(stem.find('/'), std::string::npos) << id;
+        EXPECT_EQ(stem.find('\0'), std::string::npos) << id;
+        EXPECT_NE(stem, ".");
+        EXPECT_NE(stem, "..");
+        EXPECT_NE(stem.front(), '.') << id;
+        for (auto kind : {JobFile::sampler_record, JobFile::control_socket, JobFile::data}) {
+            auto path = job_file("/run/colmet", id, kind);
+            EXPECT_EQ(path.parent_path(), "/run/colmet") << id;
+            EXPECT_EQ(path.lexically_normal().parent_path(), "/run/colmet") << id;
+        }
+        auto [it, fresh] = seen.emplace(stem, id);
+        EXPECT_TRUE(fresh) << "'" << id << "' and '" << it->second << "' share the name " << stem;
+    }
+}
+
+TEST(JobFileNames, EncodingIsPercentEncodingOfTheUnsafeBytes)
+{
+    EXPECT_EQ(job_file_stem("a/b"), "a%2Fb");
+    EXPECT_EQ(job_file_stem(".."), "%2E.");
+    EXPECT_EQ(job_file_stem("a%b"), "a%25b");
+    EXPECT_EQ(job_file_stem("\xc3\xa9"), "%C3%A9");
+    EXPECT_EQ(job_file_stem(std::string(80, ':')).size(), 240U);  // still encoded
+    // Past 248 bytes encoded: the sanitized id and a hash, marked by '~'.
+    std::string many(100, ':');
+    std::string stem = job_file_stem(many);
+    EXPECT_EQ(stem.substr(0, 100), std::string(100, '_'));
+    EXPECT_EQ(stem[100], '~');
+    EXPECT_EQ(stem.size(), 117U);
+}
+
+} // namespace
+} // namespace colmet

@@ -265,9 +265,11 @@ TEST(FrameTest, rejects_zero_and_oversized_lengths_at_once)
     EXPECT_EQ(max.wanted(), k_max_frame_bytes);
 }
 
-TEST(ControlPathTest, the_socket_name_is_the_sanitized_job_id)
+TEST(ControlPathTest, the_socket_name_follows_the_job_file_rule)
 {
     EXPECT_EQ(control_socket_path("/run/colmet", "123.0"), "/run/colmet/123.0.ctl");
+    // Ids that used to sanitize alike no longer share a socket.
+    EXPECT_NE(control_socket_path("/run/colmet", "a:b"), control_socket_path("/run/colmet", "a_b"));
     auto hostile = control_socket_path("/run/colmet", "../../etc/passwd");
     EXPECT_EQ(hostile.parent_path(), "/run/colmet");
     EXPECT_EQ(hostile.filename().string().find('/'), std::string::npos);

@@ -47,7 +47,7 @@ TEST(SamplerRecord, RoundTripsAndRefusesForgedLines)
     EXPECT_FALSE(back->job_cgroup_created);
     EXPECT_EQ(back->created_from, "/oar");
     EXPECT_EQ(back->started_ns, 123456789);
-    EXPECT_EQ(record_path(dir, "../x").filename(), "_._x.pid");
+    EXPECT_EQ(record_path(dir, "../x").filename(), "%2E.%2Fx.pid");
 
     std::ofstream(dir / "junk.pid") << "hello\n";
     auto all = list_records(dir);
