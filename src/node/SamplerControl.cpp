@@ -67,8 +67,7 @@ control::ControlAnswer Sampler::apply(const control::ControlRequest &r)
         return a;
     };
     if (r.job_id && *r.job_id != m_config.job_id)
-        return rejected(Rejection::invalid, "this sampler serves job " + m_config.job_id + ", not " + *r.job_id +
-                                                " (their ids map to the same socket name)");
+        return rejected(Rejection::invalid, "this sampler serves job " + m_config.job_id + ", not " + *r.job_id);
     const size_t pi = perfhw_index();
     const bool wants_perfhw = r.perfhw_events.has_value() || r.perfhw != PerfhwAction::none;
     if (wants_perfhw && (pi == static_cast<size_t>(-1) || !m_perfhw))
