@@ -41,14 +41,19 @@ std::string job_file_stem(std::string_view id)
     }
     if (!out.empty() && out.size() <= k_max_stem_length)
         return out;
-    uint64_t h = 14695981039346656037ULL;  // FNV-1a, 64 bits
-    for (char c : id) {
+    char tail[20];
+    std::snprintf(tail, sizeof tail, "~%016llx", static_cast<unsigned long long>(fnv1a64(id)));
+    return sanitize_name(id) + tail;
+}
+
+uint64_t fnv1a64(std::string_view bytes)
+{
+    uint64_t h = 14695981039346656037ULL;
+    for (char c : bytes) {
         h ^= static_cast<unsigned char>(c);
         h *= 1099511628211ULL;
     }
-    char tail[20];
-    std::snprintf(tail, sizeof tail, "~%016llx", static_cast<unsigned long long>(h));
-    return sanitize_name(id) + tail;
+    return h;
 }
 
 std::filesystem::path job_file(const std::filesystem::path &dir, std::string_view id, JobFile kind)

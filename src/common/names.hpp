@@ -2,6 +2,7 @@
 // HDF5 object names.
 #pragma once
 
+#include <cstdint>
 #include <filesystem>
 #include <string>
 #include <string_view>
@@ -35,6 +36,9 @@ enum class JobFile {
 // (those have no '~').
 inline constexpr size_t k_max_stem_length = 248;  // + ".pid" stays under NAME_MAX (255)
 std::string job_file_stem(std::string_view id);
+
+// The 64-bit FNV-1a hash of the bytes (names that must stay apart).
+uint64_t fnv1a64(std::string_view bytes);
 
 // dir / (job_file_stem(id) + the kind's suffix).
 std::filesystem::path job_file(const std::filesystem::path &dir, std::string_view id, JobFile kind);

@@ -119,6 +119,13 @@ bool JobCgroups::refresh()
     auto found = m_locator->locate(pids);
     if (!found)
         return changed;
+    // Only colmet's own perf_event directory shows the job: the scheduler
+    // has not placed the processes yet (Slurm moves a task into its cpuacct
+    // and memory directories just after it starts). Look again next time.
+    if (found->version == cgroup::Version::v1 &&
+        std::none_of(found->controllers.begin(), found->controllers.end(),
+                     [](const auto &c) { return c.first != "perf_event"; }))
+        return changed;
     m_relocate = false;
     cgroup::CgroupPaths next = std::move(*found);
     // colmet's own perf_event directory stays what --cgroup named when the

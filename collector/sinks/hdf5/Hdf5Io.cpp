@@ -94,13 +94,8 @@ std::string object_name(std::string_view id)
     std::string name = sanitize_name(id);
     if (name == id)
         return name;
-    uint64_t h = 14695981039346656037ULL;  // FNV-1a, 64 bits
-    for (char c : id) {
-        h ^= static_cast<unsigned char>(c);
-        h *= 1099511628211ULL;
-    }
     std::array<char, 20> hex{};
-    std::snprintf(hex.data(), hex.size(), "-%016llx", static_cast<unsigned long long>(h));
+    std::snprintf(hex.data(), hex.size(), "-%016llx", static_cast<unsigned long long>(fnv1a64(id)));
     return name + hex.data();
 }
 

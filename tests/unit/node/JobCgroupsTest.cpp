@@ -53,7 +53,14 @@ TEST_F(JobCgroupsTest, WithALevelTheSamplerWaitsThenFollowsTheFirstProcess)
     EXPECT_TRUE(j.refresh());
     EXPECT_FALSE(j.located());
 
-    // A task arrives there; the kernel shows it in Slurm's own directories.
+    // A task arrives there, not yet placed by the scheduler anywhere else:
+    // colmet's own directory alone does not locate the job.
+    m_tree.write("cg/perf_event/slurm/uid_5/job_9/cgroup.procs", "77\n");
+    m_tree.write("proc/77/cgroup", "2:cpuacct:/\n4:memory:/\n10:perf_event:/slurm/uid_5/job_9\n");
+    EXPECT_FALSE(j.refresh());
+    EXPECT_FALSE(j.located());
+
+    // The scheduler places it; the kernel shows it in Slurm's own directories.
     m_tree.write("cg/cpuacct/slurm_n1/uid_5/job_9/step_0/task_0/cgroup.procs", "77\n");
     m_tree.write("cg/memory/slurm_n1/uid_5/job_9/step_0/task_0/cgroup.procs", "77\n");
     m_tree.write("cg/perf_event/slurm/uid_5/job_9/cgroup.procs", "77\n");
