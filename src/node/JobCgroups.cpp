@@ -102,8 +102,12 @@ std::vector<pid_t> JobCgroups::job_pids()
 
 bool JobCgroups::refresh()
 {
-    if (!m_locator || (m_located && !m_relocate))
+    constexpr int k_rechecks = 3;
+    if (!m_locator || (m_located && !m_relocate && m_rechecks == 0))
         return false;
+    const bool rechecking = m_located && !m_relocate;
+    if (rechecking)
+        --m_rechecks;
     bool changed = false;
     if (m_watched.empty()) {
         // Nothing to take processes from yet: is the requested cgroup there now?
@@ -126,6 +130,11 @@ bool JobCgroups::refresh()
         std::none_of(found->controllers.begin(), found->controllers.end(),
                      [](const auto &c) { return c.first != "perf_event"; }))
         return changed;
+    // A re-check only adds hierarchies (processes that exited meanwhile must
+    // not take directories away).
+    if (rechecking && m_paths.version == cgroup::Version::v1 &&
+        found->controllers.size() <= m_paths.controllers.size())
+        return changed;
     m_relocate = false;
     cgroup::CgroupPaths next = std::move(*found);
     // colmet's own perf_event directory stays what --cgroup named when the
@@ -133,8 +142,10 @@ bool JobCgroups::refresh()
     if (next.version == cgroup::Version::v1 && next.dir_for("perf_event").empty())
         if (auto perf = m_paths.dir_for("perf_event"); !perf.empty())
             next.controllers.emplace_back("perf_event", perf);
-    if (!m_located)
+    if (!m_located) {
         spdlog::info("job cgroups found from process {}: {}", pids.front(), describe_paths(next));
+        m_rechecks = k_rechecks;
+    }
     m_located = true;
     if (same_dirs(next, m_paths))
         return changed;

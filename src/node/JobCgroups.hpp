@@ -51,7 +51,8 @@ public:
     std::string describe() const;
 
     // Before a sample: look for the job's directories again when it is due
-    // (not located yet, or a directory was found empty). True when paths()
+    // (not located yet, the few samples after the first location, or a
+    // directory was found empty). True when paths()
     // changed; the caller then rebuilds the backends that read them.
     bool refresh();
 
@@ -85,6 +86,8 @@ private:
     cgroup::CgroupPaths m_paths;
     bool m_located = false;
     bool m_relocate = false;           // a directory was empty at the last check
+    int m_rechecks = 0;                // searches left after the first location (a task may
+                                       // be placed in one hierarchy before another)
     std::vector<Watched> m_watched;
     std::vector<std::filesystem::path> m_empty;
     std::vector<pid_t> m_pids;         // scratch

@@ -73,10 +73,32 @@ TEST_F(JobCgroupsTest, WithALevelTheSamplerWaitsThenFollowsTheFirstProcess)
                 ElementsAre(Pair("cpuacct", m_tree.path("cg/cpuacct/slurm_n1/uid_5/job_9")),
                             Pair("memory", m_tree.path("cg/memory/slurm_n1/uid_5/job_9")),
                             Pair("perf_event", m_tree.path("cg/perf_event/slurm/uid_5/job_9"))));
-    EXPECT_FALSE(j.refresh());  // located, nothing empty: no new search
+    for (int i = 0; i < 5; ++i)
+        EXPECT_FALSE(j.refresh());  // located; the re-checks find nothing new
     j.check();
     EXPECT_TRUE(j.empty_dirs().empty());
     EXPECT_FALSE(j.take_warning());
+}
+
+TEST_F(JobCgroupsTest, AHierarchyPlacedJustAfterTheFirstLocationIsAddedByARecheck)
+{
+    m_tree.write("cg/perf_event/slurm/uid_5/job_9/cgroup.procs", "77\n");
+    m_tree.write("cg/cpuacct/slurm_n1/uid_5/job_9/task_0/cgroup.procs", "77\n");
+    m_tree.write("proc/77/cgroup", "2:cpuacct:/slurm_n1/uid_5/job_9/task_0\n4:memory:/\n10:perf_event:/slurm/uid_5/job_9\n");
+    auto j = make("/slurm/uid_5/job_9", std::vector<std::string>{"job_9"});
+    ASSERT_TRUE(j.start());
+    ASSERT_TRUE(j.located());
+    EXPECT_TRUE(j.paths().dir_for("memory").empty());
+    // The scheduler places the task in memory a moment later.
+    m_tree.write("cg/memory/slurm_n1/uid_5/job_9/task_0/cgroup.procs", "77\n");
+    m_tree.write("proc/77/cgroup", "2:cpuacct:/slurm_n1/uid_5/job_9/task_0\n"
+                                   "4:memory:/slurm_n1/uid_5/job_9/task_0\n10:perf_event:/slurm/uid_5/job_9\n");
+    EXPECT_TRUE(j.refresh());
+    EXPECT_EQ(j.paths().dir_for("memory"), m_tree.path("cg/memory/slurm_n1/uid_5/job_9"));
+    // A re-check never takes a hierarchy away.
+    m_tree.write("proc/77/cgroup", "2:cpuacct:/\n4:memory:/\n10:perf_event:/slurm/uid_5/job_9\n");
+    EXPECT_FALSE(j.refresh());
+    EXPECT_EQ(j.paths().dir_for("cpuacct"), m_tree.path("cg/cpuacct/slurm_n1/uid_5/job_9"));
 }
 
 TEST_F(JobCgroupsTest, ADirectoryWithNoneOfTheJobsProcessesIsReportedAfterTwoSamplesOnce)
