@@ -160,9 +160,10 @@ void JobCgroups::check()
     bool any_process = false;
     std::vector<size_t> holders(m_watched.size(), 0);
     backends::StatusText ignored;
+    // Whether each directory holds a process: the walk stops at the first.
     for (size_t i = 0; i < m_watched.size(); ++i) {
         auto &w = m_watched[i];
-        if (w.procs && w.procs->list(m_pids, ignored))
+        if (w.procs && w.procs->list(m_pids, ignored, 1))
             holders[i] = m_pids.size();
         any_process = any_process || holders[i] > 0;
     }
@@ -186,8 +187,9 @@ void JobCgroups::check()
         w.warned = true;
         std::string elsewhere;
         for (size_t j = 0; j < m_watched.size(); ++j)
-            if (holders[j] > 0) {
-                elsewhere = m_watched[j].dir.string() + " holds " + std::to_string(holders[j]);
+            if (holders[j] > 0 && m_watched[j].procs) {
+                (void)m_watched[j].procs->list(m_pids, ignored);  // all of them, for the message only
+                elsewhere = m_watched[j].dir.string() + " holds " + std::to_string(m_pids.size());
                 break;
             }
         text += (text.empty() ? "" : "; ") + std::string("the ") + w.controller + " directory " + w.dir.string() +

@@ -2,6 +2,7 @@
 // after the sampler started, and the empty-cgroup check (which directory,
 // after how many samples, said once).
 #include "node/JobCgroups.hpp"
+#include "node/backends/processes/CgroupProcs.hpp"
 
 #include "FakeTree.hpp"
 
@@ -31,6 +32,24 @@ protected:
 };
 
 } // namespace
+
+TEST_F(JobCgroupsTest, CgroupProcsStopsAtEnoughProcesses)
+{
+    m_tree.write("cg/cpuacct/job/cgroup.procs", "");
+    m_tree.write("cg/cpuacct/job/step_0/cgroup.procs", "5\n");
+    m_tree.write("cg/cpuacct/job/step_1/cgroup.procs", "6\n7\n");
+    auto procs = backends::CgroupProcs::open(m_tree.path("cg/cpuacct/job"));
+    ASSERT_TRUE(procs);
+    std::vector<pid_t> pids;
+    backends::StatusText status;
+    ASSERT_TRUE(procs->list(pids, status));
+    EXPECT_EQ(pids.size(), 3U);
+    // "Any process?": the walk stops after the first sub-cgroup that lists
+    // one (which one comes first is the directory's order).
+    ASSERT_TRUE(procs->list(pids, status, 1));
+    EXPECT_GE(pids.size(), 1U);
+    EXPECT_LT(pids.size(), 3U);
+}
 
 TEST_F(JobCgroupsTest, WithoutALevelAMissingCgroupIsAnError)
 {

@@ -26,7 +26,7 @@ Result<CgroupProcs> CgroupProcs::open(const std::filesystem::path &dir)
     return CgroupProcs(std::move(guard));
 }
 
-bool CgroupProcs::list(std::vector<pid_t> &pids, StatusText &status) noexcept
+bool CgroupProcs::list(std::vector<pid_t> &pids, StatusText &status, size_t enough) noexcept
 {
     pids.clear();
     try {
@@ -35,7 +35,8 @@ bool CgroupProcs::list(std::vector<pid_t> &pids, StatusText &status) noexcept
             status.item("cgroup.procs: ").add(errno_text(err));
             return false;
         }
-        walk_children(m_dir.get(), 1, pids);
+        if (pids.size() < enough)
+            walk_children(m_dir.get(), 1, pids, enough);
     } catch (...) {  // std::bad_alloc growing the buffers
         status.item("cgroup.procs: out of memory");
         return false;
@@ -72,7 +73,7 @@ int CgroupProcs::read_procs(int dirfd, std::vector<pid_t> &pids)
     return 0;
 }
 
-void CgroupProcs::walk_children(int dirfd, int depth, std::vector<pid_t> &pids)
+void CgroupProcs::walk_children(int dirfd, int depth, std::vector<pid_t> &pids, size_t enough)
 {
     if (depth > k_max_depth || ::lseek(dirfd, 0, SEEK_SET) < 0)
         return;
@@ -102,7 +103,11 @@ void CgroupProcs::walk_children(int dirfd, int depth, std::vector<pid_t> &pids)
                 continue;  // removed meanwhile
             UniqueFd guard(child);
             (void)read_procs(child, pids);  // a sub-cgroup removed meanwhile lists nothing
-            walk_children(child, depth + 1, pids);
+            if (pids.size() >= enough)
+                return;
+            walk_children(child, depth + 1, pids, enough);
+            if (pids.size() >= enough)
+                return;
         }
     }
 }

@@ -14,6 +14,7 @@
 
 #include <sys/types.h>
 
+#include <cstdint>
 #include <filesystem>
 #include <string>
 #include <vector>
@@ -32,14 +33,15 @@ public:
     // Replace `pids` with the sorted, de-duplicated pids of the cgroup and its
     // descendants. Returns false (and says why in `status`) only when the
     // job's own cgroup.procs cannot be read; sub-cgroups removed while they
-    // are walked are skipped.
-    bool list(std::vector<pid_t> &pids, StatusText &status) noexcept;
+    // are walked are skipped. The walk stops once `enough` pids are found
+    // (at least that many: a cgroup.procs is read whole; 1: "any process?").
+    bool list(std::vector<pid_t> &pids, StatusText &status, size_t enough = SIZE_MAX) noexcept;
 
 private:
     explicit CgroupProcs(UniqueFd dir) : m_dir(std::move(dir)) {}
     // 0 or the errno of reading <dirfd>/cgroup.procs.
     int read_procs(int dirfd, std::vector<pid_t> &pids);
-    void walk_children(int dirfd, int depth, std::vector<pid_t> &pids);
+    void walk_children(int dirfd, int depth, std::vector<pid_t> &pids, size_t enough);
 
     UniqueFd m_dir;
     std::string m_buf;
