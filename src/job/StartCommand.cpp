@@ -112,11 +112,13 @@ std::vector<std::string> levels_colmet_made(const StartOptions &o)
 {
     std::vector<std::string> out;
     for (const auto &[path, other] : list_records(o.run_dir)) {
-        if (!other || !other->job_cgroup_created || other->cgroup_root != o.cgroup_root)
+        // Only levels colmet made (created_from); a job directory made under
+        // levels that already existed says nothing of who made those.
+        if (!other || !other->job_cgroup_created || other->cgroup_root != o.cgroup_root ||
+            other->created_from.empty())
             continue;
-        const std::string &from = other->created_from.empty() ? other->cgroup : other->created_from;
-        auto second = from.find('/', 1);
-        out.push_back(from.substr(0, second));
+        const std::string &from = other->created_from;
+        out.push_back(from.substr(0, from.find('/', 1)));
     }
     return out;
 }
