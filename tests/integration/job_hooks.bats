@@ -26,13 +26,13 @@ teardown() {
   echo "--- collector.log"; cat "$BATS_TEST_TMPDIR/collector.log" 2>/dev/null || true
 }
 
-# job_cgroup USER JOB: the OAR cgroup of the job, created like OAR's JRM does.
+# job_cgroup USER JOB: the OAR cgroup of the job, created like OAR's JRM does,
+# in $JOB_REL. Not to be called in $(...): teardown must see what it adds.
 job_cgroup() {
-  local rel="/oar/$1_$2"
-  make_job_cgroup "$rel"
-  CGROUPS+=("$rel")
+  JOB_REL="/oar/$1_$2"
+  make_job_cgroup "$JOB_REL"
+  CGROUPS+=("$JOB_REL")
   JOBS+=("$2")
-  echo "$rel"
 }
 
 start_job() {  # start_job JOB USER [args...]
@@ -46,7 +46,7 @@ record_pid() { sed -n 's/^pid=//p' "$RUN/$1.pid"; }
 @test "start returns at once, the sampler runs outside the job's cgroups, stop stores the data and cleans up" {
   start_collector "$URI" "$OUT"
   job=$((1000 + RANDOM))
-  rel=$(job_cgroup alice "$job")
+  job_cgroup alice "$job"; rel=$JOB_REL
   t0=$(date +%s%N)
   run start_job "$job" alice --spec perfhw:task_clock,page_faults
   t1=$(date +%s%N)
@@ -97,7 +97,7 @@ record_pid() { sed -n 's/^pid=//p' "$RUN/$1.pid"; }
 
 @test "starting twice keeps the one sampler" {
   job=$((2000 + RANDOM))
-  job_cgroup bob "$job" >/dev/null
+  job_cgroup bob "$job"
   run start_job "$job" bob
   [ "$status" -eq 0 ]
   pid=$(record_pid "$job")
@@ -121,7 +121,7 @@ record_pid() { sed -n 's/^pid=//p' "$RUN/$1.pid"; }
 
 @test "a sampler that died: status says so, stop cleans up, start starts a new one" {
   job=$((3000 + RANDOM))
-  rel=$(job_cgroup carol "$job")
+  job_cgroup carol "$job"; rel=$JOB_REL
   run start_job "$job" carol
   [ "$status" -eq 0 ]
   pid=$(record_pid "$job")
@@ -148,7 +148,7 @@ record_pid() { sed -n 's/^pid=//p' "$RUN/$1.pid"; }
 @test "with the collector down, start returns within 2 s and stop within its timeout" {
   URI="tcp://127.0.0.1:$(free_port)"
   job=$((4000 + RANDOM))
-  job_cgroup dave "$job" >/dev/null
+  job_cgroup dave "$job"
   t0=$(date +%s%N)
   run start_job "$job" dave --hook
   t1=$(date +%s%N)
@@ -167,7 +167,7 @@ record_pid() { sed -n 's/^pid=//p' "$RUN/$1.pid"; }
   start_collector "$URI" "$OUT"
   user="j.o'neil-x@LAB"
   job="77_3.batch"
-  rel=$(job_cgroup "$user" "$job")
+  job_cgroup "$user" "$job"; rel=$JOB_REL
   run start_job "$job" "$user"
   echo "$output"
   [ "$status" -eq 0 ]
@@ -186,7 +186,7 @@ record_pid() { sed -n 's/^pid=//p' "$RUN/$1.pid"; }
 
 @test "a spec with an unknown event: clear log line, the job is sampled with the defaults, exit 0" {
   job=$((5000 + RANDOM))
-  job_cgroup erin "$job" >/dev/null
+  job_cgroup erin "$job"
   run start_job "$job" erin --hook --spec perfhw:task_clock,no_such_event
   [ "$status" -eq 0 ]
   [ -z "$output" ]
@@ -194,7 +194,7 @@ record_pid() { sed -n 's/^pid=//p' "$RUN/$1.pid"; }
   pid=$(record_pid "$job")
   kill -0 "$pid"
   [[ "$(tr '\0' ' ' < /proc/$pid/cmdline)" != *perfhw* ]]
-  job_cgroup erin "$job-b" >/dev/null
+  job_cgroup erin "$job-b"
   run start_job "$job-b" erin --spec 'period=0.01'
   [ "$status" -eq 0 ]
   grep -q "job $job-b: ignoring colmet spec 'period=0.01': period 0.01 is out of range" "$LOG"
