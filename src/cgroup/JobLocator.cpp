@@ -3,6 +3,7 @@
 #include "cgroup/CgroupFs.hpp"
 #include "cgroup/ProcCgroup.hpp"
 #include "common/file_io.hpp"
+#include "common/text.hpp"
 
 #include <algorithm>
 #include <optional>
@@ -18,14 +19,6 @@ bool is_dir(const fs::path &p)
 {
     std::error_code ec;
     return fs::is_directory(p, ec);
-}
-
-std::string join(const std::vector<std::string> &parts)
-{
-    std::string out;
-    for (const auto &p : parts)
-        out += (out.empty() ? "" : "/") + p;
-    return out;
 }
 
 } // namespace
@@ -91,7 +84,7 @@ Result<CgroupPaths> JobLocator::locate(std::span<const pid_t> pids) const
     }
     if (!merged)
         return Error(Errc::not_found, "no process of the job (" + std::to_string(pids.size()) +
-                                          " looked at) is in a cgroup directory named " + join(m_level));
+                                          " looked at) is in a cgroup directory named " + text::join(m_level, "/"));
     // Keep CgroupFs's controller order, so that dir_for and directories()
     // read the same way whatever order the pids came in.
     auto order = v1_controllers();

@@ -3,7 +3,9 @@
 
 #include <cstdint>
 #include <optional>
+#include <string>
 #include <string_view>
+#include <vector>
 
 namespace colmet::text {
 
@@ -38,6 +40,18 @@ public:
 private:
     std::string_view m_buf;
 };
+
+// The parts with `sep` between them (the one helper here that allocates).
+inline std::string join(const std::vector<std::string> &parts, std::string_view sep)
+{
+    std::string out;
+    for (const auto &p : parts) {
+        if (!out.empty())
+            out += sep;
+        out += p;
+    }
+    return out;
+}
 
 // Split "key value" (one or more blanks) at the first blank run.
 // Returns false when the line has no blank.

@@ -80,16 +80,23 @@ std::string topmost_missing_ancestor(const cgroup::CgroupFs &cgfs, const std::st
 // When the job's parent levels already exist because another running job's
 // start made them (its record says so), they stay colmet's to remove:
 // whichever of those jobs ends last removes them. The highest such level.
+// The levels above their job directories that running jobs' starts made
+// (their records' created_from) under this cgroup root.
+std::vector<std::string> levels_colmet_made(const StartOptions &o)
+{
+    std::vector<std::string> out;
+    for (const auto &[path, other] : list_records(o.run_dir))
+        if (other && other->job_cgroup_created && other->cgroup_root == o.cgroup_root && !other->created_from.empty())
+            out.push_back(other->created_from);
+    return out;
+}
+
 std::string levels_made_by_others(const StartOptions &o, const std::string &relative)
 {
     std::string top;
-    for (const auto &[path, other] : list_records(o.run_dir)) {
-        if (!other || !other->job_cgroup_created || other->cgroup_root != o.cgroup_root)
-            continue;
-        const std::string &from = other->created_from;
-        if (!from.empty() && cgroup_below(relative, from) && (top.empty() || from.size() < top.size()))
+    for (const auto &from : levels_colmet_made(o))
+        if (cgroup_below(relative, from) && (top.empty() || from.size() < top.size()))
             top = from;
-    }
     return top;
 }
 
@@ -107,19 +114,14 @@ struct Placement {
     bool scheduler_cgroups = true;  // the scheduler makes them: colmet makes only its perf_event directory
 };
 
-// Top-level levels that running jobs' starts created themselves ("/slurm").
-std::vector<std::string> levels_colmet_made(const StartOptions &o)
+// Top-level levels that running jobs' starts made themselves ("/slurm"). A
+// job directory made under levels that already existed says nothing of who
+// made those.
+std::vector<std::string> top_levels_colmet_made(const StartOptions &o)
 {
     std::vector<std::string> out;
-    for (const auto &[path, other] : list_records(o.run_dir)) {
-        // Only levels colmet made (created_from); a job directory made under
-        // levels that already existed says nothing of who made those.
-        if (!other || !other->job_cgroup_created || other->cgroup_root != o.cgroup_root ||
-            other->created_from.empty())
-            continue;
-        const std::string &from = other->created_from;
+    for (const auto &from : levels_colmet_made(o))
         out.push_back(from.substr(0, from.find('/', 1)));
-    }
     return out;
 }
 
@@ -153,7 +155,7 @@ Result<Placement> placement(const StartOptions &o, const cgroup::CgroupFs &cgfs)
         if (getpwnam_r(o.user.c_str(), &pw, buf.data(), buf.size(), &found) != 0 || !found)
             return Error::invalid("user '" + o.user + "' is unknown on this node (colmet's perf_event directory is per uid)");
         p.relative = sched::slurm::perf_cgroup(found->pw_uid, *ref);
-        auto slurm_root = sched::slurm::manages_cgroups(cgfs.root(), levels_colmet_made(o));
+        auto slurm_root = sched::slurm::manages_cgroups(cgfs.root(), top_levels_colmet_made(o));
         p.scheduler_cgroups = slurm_root.has_value();
         if (slurm_root)
             spdlog::debug("job {}: Slurm keeps cgroups of its own here ({}): colmet makes only its perf_event "

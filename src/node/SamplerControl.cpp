@@ -6,6 +6,7 @@
 
 #include "common/clock.hpp"
 #include "common/log.hpp"
+#include "common/text.hpp"
 #include "node/NodeOptions.hpp"
 #include "node/control/PerfhwController.hpp"
 
@@ -29,14 +30,6 @@ Rejection rejection_for(const Error &e)
     case Errc::unsupported: return Rejection::unsupported;
     default: return Rejection::failed;
     }
-}
-
-std::string joined(const std::vector<std::string> &names)
-{
-    std::string s;
-    for (const auto &n : names)
-        s += (s.empty() ? "" : ",") + n;
-    return s;
 }
 
 } // namespace
@@ -117,7 +110,7 @@ control::ControlAnswer Sampler::apply(const control::ControlRequest &r)
         if (paused_after)
             m_perfhw->release(*m_backends[pi]);
         a.changed.push_back("perfhw_events");
-        spdlog::info("control: perfhw events now {}", joined(m_config.perfhw_events));
+        spdlog::info("control: perfhw events now {}", text::join(m_config.perfhw_events, ","));
     } else if (paused_after && !m_perfhw_paused) {
         m_perfhw->release(*m_backends[pi]);
     }
