@@ -179,3 +179,14 @@ last_status() { h5 "$1" "(lambda g: (lambda a: a.decode() if isinstance(a, bytes
   run "$COLMET_BIN/colmet-node" --job-id x --cgroup /x --find-cgroup /
   [ "$status" -eq 64 ]
 }
+
+@test "colmet-job start --scheduler slurm refuses an id that is not a Slurm job or step id" {
+  for id in 12a 1.2.3 ../7 -5; do
+    run "$COLMET_BIN/colmet-job" start --job-id "$id" --user root --scheduler slurm \
+      --run-dir "$BATS_TEST_TMPDIR/run" --log-file "$BATS_TEST_TMPDIR/job.log"
+    echo "$id: status $status"
+    [ "$status" -eq 64 ]
+  done
+  grep -q "job id '12a' is neither a Slurm job id (123) nor a step id (123.4)" "$BATS_TEST_TMPDIR/job.log"
+  [ ! -e "$CGROOT/perf_event/slurm/uid_0/job_12a" ]
+}
