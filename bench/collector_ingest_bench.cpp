@@ -8,8 +8,13 @@
 // final flush) with the samples; wall-clock rate is reported too. Job starts
 // (file creation) and job ends (summary, close) are timed apart and reported
 // per job: they happen once per job, samples every period.
+// With the fourth argument 1 the connection is CURVE, as between a node and
+// a collector with keys: encrypted, authenticated by the collector's ZAP
+// handler, and every message's host checked against the sender's key.
 #include "BenchMessages.hpp"
+#include "auth/CurveKeys.hpp"
 #include "collector/Collector.hpp"
+#include "collector/security/ZapHandler.hpp"
 #include "collector/sinks/hdf5/Hdf5Sink.hpp"
 #include "common/clock.hpp"
 #include "wire/codec.hpp"
@@ -20,6 +25,7 @@
 #include <cstdio>
 #include <cstdlib>
 #include <filesystem>
+#include <fstream>
 #include <malloc.h>
 #include <sys/resource.h>
 #include <sys/wait.h>
@@ -48,6 +54,17 @@ double process_cpu_s()
     return static_cast<double>(ts.tv_sec) + static_cast<double>(ts.tv_nsec) / 1e9;
 }
 
+// A "<key>: <n> kB" line of /proc/self/status (VmRSS, VmHWM), in KiB.
+double status_kib(const std::string &key)
+{
+    std::ifstream status("/proc/self/status");
+    std::string line;
+    while (std::getline(status, line))
+        if (line.rfind(key + ":", 0) == 0)
+            return std::atof(line.c_str() + key.size() + 1);
+    return 0;
+}
+
 void raise_fd_limit()
 {
     rlimit rl{};
@@ -66,6 +83,13 @@ static void BM_collector_ingest(benchmark::State &state)
     // row buffer and chunk index grows to its working size for the first
     // time (fresh memory, first chunks), which a collector does once.
     const int warmup_per_job = static_cast<int>(state.range(2));
+    const bool curve = state.range(3) != 0;
+    auto collector_keys = auth::generate_key_pair();
+    auto node_keys = auth::generate_key_pair();
+    if (curve && (!collector_keys || !node_keys)) {
+        state.SkipWithError("no CURVE keys (libzmq without libsodium?)");
+        return;
+    }
     raise_fd_limit();
     mallopt(M_TRIM_THRESHOLD, 64 << 20);  // as colmet-collector does
     mallopt(M_MMAP_THRESHOLD, 4 << 20);
@@ -105,6 +129,8 @@ static void BM_collector_ingest(benchmark::State &state)
     encode_frame(total_frames / 2, middle_frame);
 
     auto dir = std::filesystem::temp_directory_path() / ("colmet-bench-" + std::to_string(getpid()));
+    const double rss_before_kib = status_kib("VmRSS");
+    uint64_t sink_peak_bytes = 0;
     double cpu_start = 0, wall_start = 0, cpu_warmup = 0, wall_warmup = 0, cpu_steady = 0, cpu_flush = 0,
            wall_steady = 0, cpu_end = 0, wall_end = 0, process_steady = 0;
     uint64_t steady_messages = 0, warmup_messages = 0;
@@ -116,6 +142,12 @@ static void BM_collector_ingest(benchmark::State &state)
         collector::Hdf5Options options;
         options.dir = dir;
         options.max_open_files = static_cast<size_t>(jobs) + 16;
+        // Room for every file open and 256 rows buffered per segment, as
+        // max_open_files: the CPU figures then count no file reopening.
+        // COLMET_BENCH_BUDGET_MIB=256 measures the default budget instead.
+        options.memory_budget_bytes = (static_cast<uint64_t>(jobs) + 256) << 20;
+        if (const char *budget = std::getenv("COLMET_BENCH_BUDGET_MIB"))
+            options.memory_budget_bytes = std::strtoull(budget, nullptr, 10) << 20;
         options.flush_interval_s = static_cast<double>(k_flush_interval_ns) / 1e9;
         if (const char *level = std::getenv("COLMET_BENCH_COMPRESSION"))  // else the sink's default
             options.compression_level = std::atoi(level);
@@ -124,9 +156,17 @@ static void BM_collector_ingest(benchmark::State &state)
             state.SkipWithError(sink.error().message().c_str());
             return;
         }
+        const collector::Hdf5Sink *hdf5_sink = sink->get();
         std::vector<std::unique_ptr<collector::Sink>> sinks;
         sinks.push_back(std::move(*sink));
-        collector::Collector collector(std::move(sinks));
+        // The messages carry fixed times (BenchMessages.hpp): no clock check.
+        collector::Collector collector(std::move(sinks), {.max_clock_skew_s = 0});
+        auto registry = std::make_shared<auth::NodeKeys>();
+        if (curve) {
+            for (const auto &m : templates)  // one node key, listed for every host
+                registry->add({m.host, node_keys->public_key});
+            collector.set_node_keys(registry);
+        }
 
         // The samplers are another process, so that this process's CPU time
         // is the collector's alone: its receiving thread and ZeroMQ's I/O
@@ -143,6 +183,11 @@ static void BM_collector_ingest(benchmark::State &state)
             zmq::socket_t push(sender_ctx, zmq::socket_type::push);
             push.set(zmq::sockopt::sndhwm, 100000);
             push.set(zmq::sockopt::linger, -1);
+            if (curve) {
+                push.set(zmq::sockopt::curve_serverkey, collector_keys->public_key);
+                push.set(zmq::sockopt::curve_publickey, node_keys->public_key);
+                push.set(zmq::sockopt::curve_secretkey, node_keys->secret_key);
+            }
             push.bind("tcp://127.0.0.1:*");
             std::string bound = push.get(zmq::sockopt::last_endpoint);
             bound += '\n';
@@ -169,9 +214,29 @@ static void BM_collector_ingest(benchmark::State &state)
             return;
         }
         zmq::context_t ctx(1);
+        zmq::socket_t zap(ctx, zmq::socket_type::rep);
+        collector::ZapHandler zap_handler(registry);
+        if (curve)
+            zap.bind(collector::k_zap_endpoint);
         zmq::socket_t pull(ctx, zmq::socket_type::pull);
         pull.set(zmq::sockopt::rcvhwm, 100000);
+        if (curve) {
+            pull.set(zmq::sockopt::curve_server, true);
+            pull.set(zmq::sockopt::curve_secretkey, collector_keys->secret_key);
+            pull.set(zmq::sockopt::zap_domain, "colmet");
+        }
         pull.connect(endpoint);
+        if (curve) {  // the one handshake: the collector's ZAP handler lets the node in
+            std::vector<std::string> request;
+            zmq::message_t part;
+            do {
+                (void)zap.recv(part, zmq::recv_flags::none);
+                request.emplace_back(static_cast<const char *>(part.data()), part.size());
+            } while (part.more());
+            auto reply = zap_handler.answer(request);
+            for (size_t i = 0; i < reply.size(); ++i)
+                zap.send(zmq::buffer(reply[i]), i + 1 < reply.size() ? zmq::send_flags::sndmore : zmq::send_flags::none);
+        }
 
         // Four phases, timed apart: job starts (file creation), warm-up
         // samples, the steady stream of samples (the ingest rate), job ends
@@ -227,12 +292,15 @@ static void BM_collector_ingest(benchmark::State &state)
             }
             (void)pull.recv(frame, zmq::recv_flags::none);
             sim_now += k_sim_ns_per_message;
-            collector.handle_frame(static_cast<const char *>(frame.data()), frame.size(), frame.more(), sim_now);
+            const char *key = curve ? zmq_msg_gets(frame.handle(), "User-Id") : nullptr;
+            collector.handle_frame(static_cast<const char *>(frame.data()), frame.size(), frame.more(), sim_now,
+                                   key ? std::string_view(key) : std::string_view());
             if (sim_now - last_tick >= 200'000'000) {
                 collector.tick(sim_now);
                 last_tick = sim_now;
             }
         }
+        sink_peak_bytes = std::max(sink_peak_bytes, hdf5_sink->stats().memory_peak_bytes);
         collector.close_all();
         lap(cpu_end, wall_end);
         steady_messages += samples_end - warmup_end;
@@ -263,11 +331,89 @@ static void BM_collector_ingest(benchmark::State &state)
     state.counters["job_start_ms_cpu"] = cpu_start * 1000 / (jobs * iterations);
     state.counters["job_end_ms_cpu"] = cpu_end * 1000 / (jobs * iterations);
     state.counters["frame_bytes"] = static_cast<double>(middle_frame.size());
+    // Memory: the process's peak resident set (VmHWM: run one benchmark at a
+    // time for this figure), above what it held before, per job; and the
+    // sink's own estimate at its peak (what --memory-budget bounds).
+    state.counters["peak_rss_mib"] = status_kib("VmHWM") / 1024;
+    state.counters["peak_rss_kib_per_job"] = (status_kib("VmHWM") - rss_before_kib) / jobs;
+    state.counters["sink_peak_estimate_mib"] = static_cast<double>(sink_peak_bytes) / (1 << 20);
 }
-// {jobs, samples per job, of which warm-up}: 1,000 jobs, 2,000 samples each
-// (10 s of the simulated clock: about 7 batch flushes per job) after 300 of
-// warm-up; the same short burst as before (100 samples, one flush per job);
-// a small case.
-BENCHMARK(BM_collector_ingest)->Args({1000, 2000, 300})->Args({1000, 100, 0})->Args({100, 50, 0})->Iterations(1)->Unit(benchmark::kMillisecond)->UseRealTime();
+
+// Memory per open job: N jobs started (job_start and one 60-metric sample
+// each, so every segment exists), then N more, into one sink with its
+// defaults (256 open files at most, a 256 MiB budget). The resident set
+// grows by open_job_kib per job between the two counts: what one more open
+// job costs above a fixed base (the library, the open files, the codec).
+// Also the sink's own estimate per job, and the base at the first count.
+static void BM_memory_per_open_job(benchmark::State &state)
+{
+    const int first = static_cast<int>(state.range(0));
+    const int second = static_cast<int>(state.range(1));
+    raise_fd_limit();
+    mallopt(M_TRIM_THRESHOLD, 64 << 20);  // as colmet-collector does
+    mallopt(M_MMAP_THRESHOLD, 4 << 20);
+    auto dir = std::filesystem::temp_directory_path() / ("colmet-bench-mem-" + std::to_string(getpid()));
+    double per_job_kib = 0, estimate_kib = 0, base_mib = 0, open_files = 0;
+    for (auto _ : state) {
+        std::filesystem::remove_all(dir);
+        const double rss0 = status_kib("VmRSS");
+        collector::Hdf5Options options;
+        options.dir = dir;
+        auto made = collector::make_hdf5_sink(options);
+        if (!made) {
+            state.SkipWithError(made.error().message().c_str());
+            return;
+        }
+        auto &sink = **made;
+        int64_t now = monotonic_ns();
+        auto open_jobs = [&](int from, int to) {
+            for (int j = from; j < to; ++j) {
+                auto m = bench::realistic_message("job-" + std::to_string(j), 0);
+                m.host = "node-" + std::to_string(j) + ".cluster.example.org";
+                m.kind = wire::MessageKind::job_start;
+                m.meta = {{"user", "bench"}, {"cpus", "4"}};
+                sink.consume(m, collector::Delivery{0, now += 5'000});
+                bench::set_sample(m, 1);
+                m.kind = wire::MessageKind::sample;
+                m.meta.clear();
+                sink.consume(m, collector::Delivery{0, now += 5'000});
+            }
+        };
+        open_jobs(0, first);
+        const double rss1 = status_kib("VmRSS");
+        const double est1 = static_cast<double>(sink.stats().memory_estimate_bytes) / 1024;
+        open_jobs(first, second);
+        const double rss2 = status_kib("VmRSS");
+        const double est2 = static_cast<double>(sink.stats().memory_estimate_bytes) / 1024;
+        if (sink.open_jobs() != static_cast<size_t>(second))
+            state.SkipWithError("not every job stayed open");
+        per_job_kib = (rss2 - rss1) / (second - first);
+        estimate_kib = (est2 - est1) / (second - first);
+        base_mib = (rss1 - rss0 - per_job_kib * first) / 1024;
+        open_files = static_cast<double>(sink.open_files());
+        sink.close_all();
+    }
+    std::filesystem::remove_all(dir);
+    state.counters["open_job_kib"] = per_job_kib;
+    state.counters["estimate_kib_per_job"] = estimate_kib;
+    state.counters["base_mib"] = base_mib;
+    state.counters["open_files"] = open_files;
+}
+// {jobs, samples per job, of which warm-up, CURVE}: 1,000 jobs, 2,000
+// samples each (10 s of the simulated clock: about 7 batch flushes per job)
+// after 300 of warm-up; the same short burst as before (100 samples, one
+// flush per job); a small case; and a pair that compares the same load
+// without and with CURVE, back to back.
+BENCHMARK(BM_collector_ingest)
+    ->Args({1000, 2000, 300, 0})
+    ->Args({1000, 100, 0, 0})
+    ->Args({100, 50, 0, 0})
+    ->Args({1000, 500, 100, 0})
+    ->Args({1000, 500, 100, 1})
+    ->Iterations(1)
+    ->Unit(benchmark::kMillisecond)
+    ->UseRealTime();
+
+BENCHMARK(BM_memory_per_open_job)->Args({1000, 2000})->Iterations(1)->Unit(benchmark::kMillisecond)->UseRealTime();
 
 BENCHMARK_MAIN();

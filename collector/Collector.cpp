@@ -1,19 +1,66 @@
 #include "collector/Collector.hpp"
 
+#include "common/clock.hpp"
 #include "wire/codec.hpp"
 
 #include <spdlog/spdlog.h>
 
 namespace colmet::collector {
+namespace {
+
+// ", refused N [clock a, sequence b]": the admission refusals, by reason
+// when there are any.
+std::string refused_text(const CollectorStats &s)
+{
+    const std::pair<const char *, uint64_t> reasons[] = {{"clock", s.refused_clock},
+                                                         {"sequence", s.refused_sequence},
+                                                         {"job_start", s.refused_job_restart},
+                                                         {"hosts_per_job", s.refused_hosts_per_job},
+                                                         {"jobs_per_host", s.refused_jobs_per_host},
+                                                         {"new_jobs", s.refused_new_jobs}};
+    uint64_t total = 0;
+    std::string detail;
+    for (const auto &[name, n] : reasons) {
+        total += n;
+        if (n)
+            detail += (detail.empty() ? " [" : ", ") + std::string(name) + " " + std::to_string(n);
+    }
+    return ", refused " + std::to_string(total) + (detail.empty() ? "" : detail + "]");
+}
+
+uint64_t &refused_counter(CollectorStats &s, Refusal reason)
+{
+    switch (reason) {
+    case Refusal::clock:
+        return s.refused_clock;
+    case Refusal::sequence:
+        return s.refused_sequence;
+    case Refusal::job_restart:
+        return s.refused_job_restart;
+    case Refusal::hosts_per_job:
+        return s.refused_hosts_per_job;
+    case Refusal::jobs_per_host:
+        return s.refused_jobs_per_host;
+    case Refusal::new_jobs:
+        break;
+    }
+    return s.refused_new_jobs;
+}
+
+} // namespace
 
 std::string CollectorStats::to_string() const
 {
     return "received " + std::to_string(received) + ", stored " + std::to_string(accepted) + ", rejected " +
            std::to_string(rejected) + " (invalid " + std::to_string(invalid) + ", oversized " +
-           std::to_string(oversized) + ", multipart " + std::to_string(multipart) + "), lost " + std::to_string(lost);
+           std::to_string(oversized) + ", multipart " + std::to_string(multipart) + ", unauthorized " +
+           std::to_string(unauthorized) + refused_text(*this) + "), lost " + std::to_string(lost);
 }
 
-Collector::Collector(std::vector<std::unique_ptr<Sink>> sinks) : m_sinks(std::move(sinks)) {}
+Collector::Collector(std::vector<std::unique_ptr<Sink>> sinks, AdmissionLimits limits)
+    : m_sinks(std::move(sinks)), m_admission(limits)
+{
+}
 
 void Collector::reject(uint64_t &counter, const std::string &why)
 {
@@ -28,7 +75,8 @@ void Collector::reject(uint64_t &counter, const std::string &why)
     }
 }
 
-void Collector::handle_frame(const char *data, size_t size, bool more_parts, int64_t now_mono_ns)
+void Collector::handle_frame(const char *data, size_t size, bool more_parts, int64_t now_mono_ns,
+                             std::string_view key)
 {
     ++m_stats.received;
     // Every frame of a multi-frame message is dropped; the message counts once.
@@ -45,6 +93,16 @@ void Collector::handle_frame(const char *data, size_t size, bool more_parts, int
     }
     if (auto r = wire::decode(data, size, m_msg); !r) {
         reject(m_stats.invalid, r.error().message());
+        return;
+    }
+    if (m_node_keys && !m_node_keys->allows(key, m_msg.host)) {
+        reject(m_stats.unauthorized, "host '" + m_msg.host + "' (job " + m_msg.job_id + ") sent under key " +
+                                         (key.empty() ? std::string("(none)") : std::string(key)) +
+                                         ", which is not registered for that host");
+        return;
+    }
+    if (auto refused = m_admission.admit(m_msg, now_mono_ns, realtime_ns())) {
+        reject(refused_counter(m_stats, refused->reason), refused->why);
         return;
     }
     Delivery delivery;

@@ -1,27 +1,38 @@
-// The collector's core: receive frames, decode and validate them, track
-// sequence numbers, hand valid messages to the sinks. Bad input is counted,
-// logged (rate-limited) and dropped; nothing stops the loop but a signal.
+// The collector's core: receive frames, decode and validate them, apply the
+// admission checks (Admission.hpp), track sequence numbers, hand valid
+// messages to the sinks. Bad input is counted, logged (rate-limited) and
+// dropped; nothing stops the loop but a signal.
 #pragma once
 
+#include "auth/NodeKeys.hpp"
+#include "collector/Admission.hpp"
 #include "collector/CollectorStats.hpp"
 #include "collector/SequenceTracker.hpp"
 #include "collector/Sink.hpp"
 #include "common/log.hpp"
 #include "wire/message.hpp"
 
-#include <functional>
 #include <memory>
 #include <string>
+#include <string_view>
 #include <vector>
 
 namespace colmet::collector {
 
 class Collector {
 public:
-    explicit Collector(std::vector<std::unique_ptr<Sink>> sinks);
+    explicit Collector(std::vector<std::unique_ptr<Sink>> sinks, AdmissionLimits limits = {});
 
-    // One received frame (more_parts: the frame was part of a multi-frame message).
-    void handle_frame(const char *data, size_t size, bool more_parts, int64_t now_mono_ns);
+    // One received frame (more_parts: the frame was part of a multi-frame
+    // message). `key`: the sender's CURVE public key (Z85, ZeroMQ's User-Id),
+    // empty on an unauthenticated socket.
+    void handle_frame(const char *data, size_t size, bool more_parts, int64_t now_mono_ns,
+                      std::string_view key = {});
+
+    // With node keys, every message must come under a key registered for
+    // its host (or it is rejected and counted as unauthorized); without, no
+    // check (a loopback-only or explicitly unauthenticated collector).
+    void set_node_keys(std::shared_ptr<const auth::NodeKeys> keys) { m_node_keys = std::move(keys); }
     void tick(int64_t now_mono_ns);
     void flush_all(int64_t now_mono_ns);
     void close_all();
@@ -32,6 +43,8 @@ private:
     void reject(uint64_t &counter, const std::string &why);
 
     std::vector<std::unique_ptr<Sink>> m_sinks;
+    std::shared_ptr<const auth::NodeKeys> m_node_keys;
+    Admission m_admission;  // after decoding (and authentication), before sequence tracking
     SequenceTracker m_sequences;
     CollectorStats m_stats;
     wire::Message m_msg;
@@ -39,18 +52,5 @@ private:
     bool m_in_multipart = false;
 };
 
-struct ListenOptions {
-    std::string bind_uri = "tcp://0.0.0.0:5556";
-    int hwm = 1000;
-    // On SIGHUP, after everything buffered was written: re-open the log file
-    // (log rotation). May be empty.
-    std::function<void()> reopen_log;
-};
-
-// Bind a PULL socket and run the collector until SIGTERM or SIGINT (which,
-// with SIGHUP, the caller has blocked). SIGHUP writes everything buffered,
-// keeps the files open and re-opens the log file. Returns 0, or 69 when the
-// socket cannot be bound.
-int serve(Collector &collector, const ListenOptions &options);
 
 } // namespace colmet::collector

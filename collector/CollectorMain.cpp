@@ -1,6 +1,8 @@
 #include "collector/CollectorMain.hpp"
 
 #include "collector/Collector.hpp"
+#include "collector/security/BindPolicy.hpp"
+#include "collector/serve.hpp"
 #include "collector/sinks/hdf5/Hdf5Sink.hpp"
 #include "collector/sinks/stdout/StdoutSink.hpp"
 #include "common/config_section.hpp"
@@ -18,17 +20,39 @@ namespace {
 struct CollectorOptions {
     ListenOptions listen;
     Hdf5Options hdf5;
+    AdmissionLimits admission;
     std::string hdf5_dir;
     bool to_stdout = false;
+    bool allow_unauthenticated = false;
+    double idle_timeout_s = 600;
     std::string log_file;
     int verbosity = 0;
 };
 
 void add_options(CLI::App &app, CollectorOptions &o)
 {
-    app.add_option("--zeromq-bind-uri", o.listen.bind_uri, "Where to listen (ZeroMQ PULL binds here)")
+    app.add_option("--zeromq-bind-uri", o.listen.bind_uri,
+                   std::string("Where to listen (ZeroMQ PULL binds here; default: ") + k_default_bind_secure +
+                       " with --curve-secret-key, else " + k_default_bind_loopback + ")");
+    app.add_option("--curve-secret-key", o.listen.curve_secret_key,
+                   "The collector's CURVE key-pair file (colmet-keygen): only nodes with a key in --nodes-dir may send");
+    o.listen.nodes_dir = "/etc/colmet/nodes.d";
+    app.add_option("--nodes-dir", o.listen.nodes_dir,
+                   "Directory of the nodes' public-key files, one '<host> <key>' line per key (reloaded on SIGHUP)")
         ->capture_default_str();
-    app.add_option("--zeromq-hwm", o.listen.hwm, "Messages queued at most in the receive socket")
+    app.add_flag("--allow-unauthenticated", o.allow_unauthenticated,
+                 "Without --curve-secret-key, listen on a non-loopback address anyway (any user could then write "
+                 "into any job's file)");
+    app.add_option("--max-connections", o.listen.connections.max_connections,
+                   "Connections kept open at most; a new one beyond is cut at once")
+        ->check(CLI::Range(1, 1000000))
+        ->capture_default_str();
+    app.add_option("--idle-timeout", o.idle_timeout_s,
+                   "Cut a connection that carried no message for this many seconds (its sampler reconnects when it "
+                   "next sends)")
+        ->check(CLI::Range(1.0, 86400.0))
+        ->capture_default_str();
+    app.add_option("--zeromq-hwm", o.listen.hwm, "Messages queued at most per connection in the receive socket")
         ->check(CLI::Range(1, 10000000))
         ->capture_default_str();
     app.add_option("--hdf5-dir", o.hdf5_dir, "Write one HDF5 file per job into this directory");
@@ -43,6 +67,38 @@ void add_options(CLI::App &app, CollectorOptions &o)
         ->capture_default_str();
     app.add_option("--idle-close", o.hdf5.idle_close_s, "Close the file of a job that sent nothing for this many seconds")
         ->check(CLI::Range(1.0, 86400.0))
+        ->capture_default_str();
+    app.add_option_function<uint64_t>(
+           "--memory-budget", [&o](const uint64_t &mib) { o.hdf5.memory_budget_bytes = mib << 20; },
+           "Memory the HDF5 sink keeps under, in MiB: beyond, it closes files, writes buffers early, then drops rows")
+        ->check(CLI::Range(8, 1048576))
+        ->default_str(std::to_string(o.hdf5.memory_budget_bytes >> 20));
+    app.add_option_function<uint64_t>(
+           "--min-free-space", [&o](const uint64_t &mib) { o.hdf5.min_free_bytes = mib << 20; },
+           "Pause writing while the HDF5 directory's file system has less free space than this, in MiB (0 = never)")
+        ->check(CLI::Range(0, 1048576))
+        ->default_str(std::to_string(o.hdf5.min_free_bytes >> 20));
+    app.add_option("--max-clock-skew", o.admission.max_clock_skew_s,
+                   "Refuse a message whose time is this many seconds ahead of the collector's clock, or this plus "
+                   "--max-message-delay behind it (0 = no time check)")
+        ->check(CLI::Range(0.0, 604800.0))
+        ->capture_default_str();
+    app.add_option("--max-message-delay", o.admission.max_message_delay_s,
+                   "Seconds a sampler may have held a message in its queue (collector away), on top of "
+                   "--max-clock-skew")
+        ->check(CLI::Range(0.0, 2592000.0))
+        ->capture_default_str();
+    app.add_option("--max-hosts-per-job", o.admission.max_hosts_per_job,
+                   "Refuse messages of a job from more hosts than this (0 = no cap)")
+        ->check(CLI::Range(0, 10000000))
+        ->capture_default_str();
+    app.add_option("--max-jobs-per-host", o.admission.max_jobs_per_host,
+                   "Refuse new jobs on a host that already runs this many (0 = no cap)")
+        ->check(CLI::Range(0, 10000000))
+        ->capture_default_str();
+    app.add_option("--max-new-jobs-per-minute", o.admission.max_new_jobs_per_minute,
+                   "Refuse new jobs on a host beyond this many per minute (0 = no cap)")
+        ->check(CLI::Range(0, 10000000))
         ->capture_default_str();
     app.add_flag("--stdout", o.to_stdout, "Also print every message on standard output");
     app.add_option("--log-file", o.log_file, "Log to this file instead of stderr");
@@ -69,6 +125,22 @@ void fit_open_files(Hdf5Options &hdf5)
     }
 }
 
+// Every connection holds a descriptor too: keep --max-connections within
+// what the limit leaves after the HDF5 files.
+void fit_connections(ConnectionLimits &limits, size_t open_files)
+{
+    rlimit rl{};
+    if (getrlimit(RLIMIT_NOFILE, &rl) != 0 || rl.rlim_cur == RLIM_INFINITY)
+        return;
+    constexpr size_t k_reserved = 64;
+    const size_t left = rl.rlim_cur > open_files + 2 * k_reserved ? rl.rlim_cur - open_files - k_reserved : k_reserved;
+    if (limits.max_connections > left) {
+        spdlog::info("max-connections {} does not fit the descriptor limit {} (with --max-open-files {}): using {}",
+                     limits.max_connections, rl.rlim_cur, open_files, left);
+        limits.max_connections = left;
+    }
+}
+
 } // namespace
 
 int collector_main(int argc, char **argv)
@@ -89,6 +161,19 @@ int collector_main(int argc, char **argv)
     }
     log::setup("collector", o.verbosity, o.log_file);
 
+    const bool authenticated = !o.listen.curve_secret_key.empty();
+    if (o.listen.bind_uri.empty())
+        o.listen.bind_uri = authenticated ? k_default_bind_secure : k_default_bind_loopback;
+    if (auto r = check_bind(o.listen.bind_uri, authenticated, o.allow_unauthenticated); !r) {
+        spdlog::critical("{}", r.error().message());
+        return 64;
+    }
+    if (!authenticated && !is_loopback_endpoint(o.listen.bind_uri))
+        spdlog::warn("listening on {} WITHOUT AUTHENTICATION (allow-unauthenticated): any user who reaches it can "
+                     "write into any job's file; see colmet-keygen(8)",
+                     o.listen.bind_uri);
+    o.listen.connections.idle_timeout_ns = static_cast<int64_t>(o.idle_timeout_s * 1e9);
+
     // zlib allocates ~270 KB for every chunk it compresses; without this,
     // glibc returns that memory to the kernel each time (measured: 3-4x the
     // CPU of the HDF5 flushes).
@@ -108,6 +193,7 @@ int collector_main(int argc, char **argv)
     }
     if (o.to_stdout)
         sinks.push_back(std::make_unique<StdoutSink>());
+    fit_connections(o.listen.connections, o.hdf5_dir.empty() ? 0 : o.hdf5.max_open_files);
 
     sigset_t set;
     sigemptyset(&set);
@@ -117,7 +203,7 @@ int collector_main(int argc, char **argv)
     sigprocmask(SIG_BLOCK, &set, nullptr);
     std::signal(SIGPIPE, SIG_IGN);
 
-    Collector collector(std::move(sinks));
+    Collector collector(std::move(sinks), o.admission);
     if (!o.log_file.empty())
         o.listen.reopen_log = [verbosity = o.verbosity, file = o.log_file] {
             try {

@@ -1,34 +1,166 @@
-// The collector's socket loop: ZeroMQ PULL plus a signalfd, one thread.
-#include "collector/Collector.hpp"
+// The collector's socket loop: ZeroMQ PULL plus its ZAP handler and monitor
+// sockets and a signalfd, one thread.
+#include "collector/serve.hpp"
 
+#include "auth/CurveKeys.hpp"
+#include "collector/security/ZapHandler.hpp"
 #include "common/clock.hpp"
+#include "common/log.hpp"
+#include "wire/message.hpp"
 
 #include <spdlog/spdlog.h>
 #include <zmq.hpp>
 
 #include <csignal>
 #include <cstring>
+#include <optional>
 #include <sys/signalfd.h>
+#include <sys/socket.h>
 #include <unistd.h>
 
 namespace colmet::collector {
+namespace {
+
+constexpr const char *k_monitor_endpoint = "inproc://colmet.collector.monitor";
+constexpr int64_t k_max_handshake_ms = 10'000;
+constexpr int k_handshake_failures =
+    ZMQ_EVENT_HANDSHAKE_FAILED_NO_DETAIL | ZMQ_EVENT_HANDSHAKE_FAILED_PROTOCOL | ZMQ_EVENT_HANDSHAKE_FAILED_AUTH;
+
+// The node keys, and the ZAP handler that uses them; absent without CURVE.
+struct Security {
+    ZapHandler zap;
+    zmq::socket_t socket;
+};
+
+std::shared_ptr<const auth::NodeKeys> load_node_keys(const std::string &dir)
+{
+    auto keys = auth::NodeKeys::load(dir);
+    if (!keys) {
+        spdlog::critical("node keys: {}", keys.error().message());
+        return nullptr;
+    }
+    spdlog::info("node keys: {} key(s) from {} file(s) in {}", keys->keys(), keys->files(), dir);
+    return std::make_shared<const auth::NodeKeys>(std::move(*keys));
+}
+
+void answer_zap(Security &security)
+{
+    for (;;) {
+        std::vector<std::string> request;
+        zmq::message_t part;
+        do {
+            auto got = security.socket.recv(part, zmq::recv_flags::dontwait);
+            if (!got)
+                return;
+            request.emplace_back(static_cast<const char *>(part.data()), part.size());
+        } while (part.more());
+        auto reply = security.zap.answer(request);
+        for (size_t i = 0; i < reply.size(); ++i)
+            security.socket.send(zmq::buffer(reply[i]),
+                                 i + 1 < reply.size() ? zmq::send_flags::sndmore : zmq::send_flags::none);
+    }
+}
+
+// Monitor events: a 6-byte frame (event, value = the descriptor), then the
+// endpoint.
+void read_monitor(zmq::socket_t &monitor, ConnectionGuard &guard, log::RateLimiter &cut_log)
+{
+    for (;;) {
+        zmq::message_t event, endpoint;
+        if (!monitor.recv(event, zmq::recv_flags::dontwait))
+            return;
+        if (event.more())
+            (void)monitor.recv(endpoint, zmq::recv_flags::dontwait);
+        if (event.size() < 6)
+            continue;
+        uint16_t kind = 0;
+        uint32_t value = 0;
+        std::memcpy(&kind, event.data(), 2);
+        std::memcpy(&value, static_cast<const char *>(event.data()) + 2, 4);
+        const int fd = static_cast<int>(value);
+        if (kind == ZMQ_EVENT_ACCEPTED) {
+            if (!guard.accepted(fd, monotonic_ns())) {
+                uint64_t suppressed = 0;
+                if (cut_log.allow(&suppressed))
+                    spdlog::warn("{} connections are open (max-connections): cutting a new one{}",
+                                 guard.limits().max_connections,
+                                 suppressed ? " (" + std::to_string(suppressed) + " more cut, not logged)" : "");
+                ::shutdown(fd, SHUT_RDWR);
+            }
+        } else if (kind == ZMQ_EVENT_DISCONNECTED || kind == ZMQ_EVENT_CLOSED) {
+            guard.closed(fd);
+        } else if (kind & k_handshake_failures) {
+            guard.handshake_failed();
+        }
+    }
+}
+
+std::string connection_summary(const ConnectionGuard &guard, const Security *security)
+{
+    const auto &s = guard.stats();
+    std::string text = "connections: " + std::to_string(guard.open()) + " open, " + std::to_string(s.accepted) +
+                       " accepted, cut " + std::to_string(s.over_limit) + " over the limit and " +
+                       std::to_string(s.idle) + " idle; " + std::to_string(s.handshake_failed) +
+                       " failed handshakes";
+    if (security)
+        text += "; node keys: " + std::to_string(security->zap.stats().accepted) + " accepted, " +
+                std::to_string(security->zap.stats().refused) + " refused";
+    return text;
+}
+
+} // namespace
 
 int serve(Collector &collector, const ListenOptions &options)
 {
     zmq::context_t ctx(1);
+    std::optional<Security> security;
+    std::string secret_key;
+    if (!options.curve_secret_key.empty()) {
+        auto pair = auth::read_key_pair_file(options.curve_secret_key);
+        if (!pair) {
+            spdlog::critical("collector key: {}", pair.error().message());
+            return 78;
+        }
+        secret_key = pair->secret_key;
+        auto keys = load_node_keys(options.nodes_dir);
+        if (!keys)
+            return 78;
+        collector.set_node_keys(keys);
+        // The ZAP handler must be bound before the socket that uses it.
+        security.emplace(Security{ZapHandler(keys), zmq::socket_t(ctx, zmq::socket_type::rep)});
+        security->socket.set(zmq::sockopt::linger, 0);
+        security->socket.bind(k_zap_endpoint);
+    }
+
     zmq::socket_t socket(ctx, zmq::socket_type::pull);
+    ConnectionGuard guard(options.connections);
+    log::RateLimiter cut_log{10, std::chrono::seconds(60)};
+    zmq::socket_t monitor(ctx, zmq::socket_type::pair);
     try {
         socket.set(zmq::sockopt::rcvhwm, options.hwm);
         socket.set(zmq::sockopt::linger, 0);
-        // Frames this large are cut off by ZeroMQ itself (the peer is
-        // disconnected); frames above the protocol limit but below this are
-        // received, counted and rejected.
-        socket.set(zmq::sockopt::maxmsgsize, int64_t{16} << 20);
+        // A frame above the protocol's limit is refused by ZeroMQ itself,
+        // before it is received whole: the peer is disconnected.
+        socket.set(zmq::sockopt::maxmsgsize, static_cast<int64_t>(wire::k_max_message_bytes));
+        // A connection that never completes its greeting holds a descriptor.
+        socket.set(zmq::sockopt::handshake_ivl,
+                   static_cast<int>(std::min(k_max_handshake_ms, options.connections.idle_timeout_ns / 1'000'000)));
+        if (security) {
+            socket.set(zmq::sockopt::curve_server, true);
+            socket.set(zmq::sockopt::curve_secretkey, secret_key);
+            socket.set(zmq::sockopt::zap_domain, "colmet");
+        }
+        if (zmq_socket_monitor(socket.handle(), k_monitor_endpoint,
+                               ZMQ_EVENT_ACCEPTED | ZMQ_EVENT_DISCONNECTED | ZMQ_EVENT_CLOSED |
+                                   k_handshake_failures) != 0)
+            throw zmq::error_t();
+        monitor.connect(k_monitor_endpoint);
         socket.bind(options.bind_uri);
     } catch (const zmq::error_t &e) {
         spdlog::critical("cannot listen on {}: {}", options.bind_uri, e.what());
         return 69;
     }
+    secret_key.assign(secret_key.size(), '\0');
 
     sigset_t set;
     sigemptyset(&set);
@@ -40,7 +172,8 @@ int serve(Collector &collector, const ListenOptions &options)
         spdlog::critical("signalfd: {}", std::strerror(errno));
         return 70;
     }
-    spdlog::info("listening on {}", options.bind_uri);
+    spdlog::info("listening on {} ({})", options.bind_uri,
+                 security ? "CURVE: only the keys of " + options.nodes_dir : std::string("no authentication"));
 
     zmq::message_t frame;
     // Read what is queued, at most `limit` frames; returns how many.
@@ -56,8 +189,11 @@ int serve(Collector &collector, const ListenOptions &options)
             }
             if (!got)
                 break;
-            collector.handle_frame(static_cast<const char *>(frame.data()), frame.size(), frame.more(),
-                                   monotonic_ns());
+            const int64_t now = monotonic_ns();
+            guard.message_from(zmq_msg_get(frame.handle(), ZMQ_SRCFD), now);
+            const char *key = security ? zmq_msg_gets(frame.handle(), "User-Id") : nullptr;
+            collector.handle_frame(static_cast<const char *>(frame.data()), frame.size(), frame.more(), now,
+                                   key ? std::string_view(key) : std::string_view());
         }
         return n;
     };
@@ -65,27 +201,43 @@ int serve(Collector &collector, const ListenOptions &options)
     int64_t last_tick = monotonic_ns();
     int64_t last_stats_log = last_tick;
     for (;;) {
-        zmq::pollitem_t items[] = {{socket.handle(), 0, ZMQ_POLLIN, 0}, {nullptr, sfd, ZMQ_POLLIN, 0}};
+        zmq::pollitem_t items[] = {{socket.handle(), 0, ZMQ_POLLIN, 0},
+                                   {nullptr, sfd, ZMQ_POLLIN, 0},
+                                   {monitor.handle(), 0, ZMQ_POLLIN, 0},
+                                   {security ? security->socket.handle() : nullptr, -1, ZMQ_POLLIN, 0}};
         try {
-            zmq::poll(items, 2, std::chrono::milliseconds(200));
+            zmq::poll(items, security ? 4 : 3, std::chrono::milliseconds(200));
         } catch (const zmq::error_t &e) {
             if (e.num() != EINTR)
                 spdlog::error("poll: {}", e.what());
         }
-        // Bounded, so that ticks and signals are still seen under load.
+        if (items[2].revents & ZMQ_POLLIN)
+            read_monitor(monitor, guard, cut_log);
+        if (security && (items[3].revents & ZMQ_POLLIN))
+            answer_zap(*security);
+        // Bounded, so that ticks, handshakes and signals are still seen under load.
         if (items[0].revents & ZMQ_POLLIN)
             drain(10000);
         if (items[1].revents & ZMQ_POLLIN) {
             signalfd_siginfo info{};
             if (::read(sfd, &info, sizeof info) == static_cast<ssize_t>(sizeof info)) {
                 if (info.ssi_signo == SIGHUP) {
-                    // Log rotation or a check point: write what is buffered,
-                    // keep going.
+                    // Log rotation, new node keys, or a check point: write
+                    // what is buffered, keep going.
                     collector.flush_all(monotonic_ns());
                     if (options.reopen_log)
                         options.reopen_log();
-                    spdlog::info("received SIGHUP: buffered rows written, log file re-opened; {}",
-                                 collector.stats().to_string());
+                    if (security) {
+                        if (auto keys = load_node_keys(options.nodes_dir)) {
+                            security->zap.set_keys(keys);
+                            collector.set_node_keys(keys);
+                        } else {
+                            spdlog::error("SIGHUP: keeping the {} node key(s) in force",
+                                          security->zap.keys()->keys());
+                        }
+                    }
+                    spdlog::info("received SIGHUP: buffered rows written, log file re-opened{}; {}",
+                                 security ? ", node keys reloaded" : "", collector.stats().to_string());
                     continue;
                 }
                 spdlog::info("received signal {}: storing what is queued, then closing every file", info.ssi_signo);
@@ -95,10 +247,13 @@ int serve(Collector &collector, const ListenOptions &options)
         int64_t now = monotonic_ns();
         if (now - last_tick >= 200'000'000) {
             collector.tick(now);
+            for (int fd : guard.idle(now))
+                ::shutdown(fd, SHUT_RDWR);
             last_tick = now;
         }
         if (now - last_stats_log >= int64_t{60} * 1'000'000'000) {
-            spdlog::info("{}", collector.stats().to_string());
+            spdlog::info("{}; {}", collector.stats().to_string(),
+                         connection_summary(guard, security ? &*security : nullptr));
             last_stats_log = now;
         }
     }
@@ -116,8 +271,10 @@ int serve(Collector &collector, const ListenOptions &options)
             break;
     }
     collector.close_all();
+    zmq_socket_monitor(socket.handle(), nullptr, 0);
     ::close(sfd);
-    spdlog::info("stopped: {}", collector.stats().to_string());
+    spdlog::info("stopped: {}; {}", collector.stats().to_string(),
+                 connection_summary(guard, security ? &*security : nullptr));
     return 0;
 }
 

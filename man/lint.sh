@@ -5,7 +5,7 @@
 #
 #   1. mandoc -T lint -W warning on every page in this directory;
 #   2. groff -man -ww -z on every page, when groff is installed;
-#   3. for each program (colmet-node, colmet-collector, colmet-job, colmet-ctl found in
+#   3. for each program (colmet-node, colmet-collector, colmet-job, colmet-ctl, ... found in
 #      BIN_DIR, or PROGRAM given by path): every long option its --help
 #      prints (and the --help of each of its subcommands) must appear in its
 #      page <program>.<section> of this directory, and every long option the
@@ -17,7 +17,7 @@
 set -u
 
 man_dir=$(cd "$(dirname "$0")" && pwd)
-programs="colmet-node colmet-collector colmet-job colmet-ctl"
+programs="colmet-node colmet-collector colmet-job colmet-ctl colmet-keygen"
 status=0
 
 fail() {

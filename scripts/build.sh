@@ -26,7 +26,7 @@ esac
 
 cmake -S . -B "$dir" "${args[@]}" "$@" >"$dir.configure.log" 2>&1 || { cat "$dir.configure.log"; exit 1; }
 if [ "$flavour" = fuzz ]; then
-  cmake --build "$dir" -j "$jobs" --target fuzz_decode
+  cmake --build "$dir" -j "$jobs" --target fuzz_decode fuzz_sink make_sink_seeds
 else
   cmake --build "$dir" -j "$jobs"
 fi

@@ -1,24 +1,40 @@
 #!/usr/bin/env bash
-# Run the decoder's libFuzzer target for a while (default 60 s) on a copy of
-# the seed corpus. Fails when the fuzzer finds a crash, leak or timeout.
-#   scripts/fuzz.sh [seconds]
+# Run each libFuzzer target for a while (default 60 s each) on a copy of its
+# seed corpus: fuzz_decode (one frame into the wire decoder), then fuzz_sink
+# (sequences of frames through the collector into HDF5 files). Fails when a
+# fuzzer finds a crash, leak or timeout; the reproducers are copied to
+# ./fuzz-artifacts/<target>/.
+#   scripts/fuzz.sh [seconds per target]
 set -euo pipefail
 cd "$(dirname "$0")/.."
 seconds=${1:-60}
-fuzzer=build-fuzz/bin/fuzz_decode
-[ -x "$fuzzer" ] || { echo "fuzz: $fuzzer not built (scripts/build.sh fuzz)" >&2; exit 1; }
 work=$(mktemp -d /tmp/colmet-fuzz.XXXXXX)
 trap 'rm -rf "$work"' EXIT
-cp tests/fuzz/corpus/decode/* "$work/"
-mkdir -p "$work/artifacts"
-echo "fuzz: decoding random messages for ${seconds} s ($(ls "$work" | wc -l) seeds)"
-"$fuzzer" -max_total_time="$seconds" -max_len=8192 -rss_limit_mb=2048 -timeout=10 \
-  -artifact_prefix="$work/artifacts/" -print_final_stats=1 "$work" 2>"$work/fuzz.log" || {
-  tail -50 "$work/fuzz.log"
-  echo "fuzz: FAILED; reproducer(s):" >&2
-  ls -l "$work/artifacts" >&2
-  cp -r "$work/artifacts" ./fuzz-artifacts 2>/dev/null || true
-  exit 1
+
+# run_fuzzer TARGET CORPUS MAX_LEN WHAT
+run_fuzzer() {
+  local target=$1 corpus=$2 max_len=$3 what=$4
+  local fuzzer=build-fuzz/bin/$target dir=$work/$target
+  [ -x "$fuzzer" ] || { echo "fuzz: $fuzzer not built (scripts/build.sh fuzz)" >&2; return 1; }
+  mkdir -p "$dir/corpus" "$dir/artifacts" "$dir/tmp"
+  cp "$corpus"/* "$dir/corpus/"
+  echo "fuzz: $target: $what for ${seconds} s ($(ls "$dir/corpus" | wc -l) seeds)"
+  # fuzz_sink writes its HDF5 files under $TMPDIR: inside the work directory,
+  # removed with it even after a crash.
+  TMPDIR=$dir/tmp "$fuzzer" -max_total_time="$seconds" -max_len="$max_len" -rss_limit_mb=2048 -timeout=10 \
+    -artifact_prefix="$dir/artifacts/" -print_final_stats=1 "$dir/corpus" 2>"$dir/fuzz.log" || {
+    tail -50 "$dir/fuzz.log"
+    echo "fuzz: $target FAILED; reproducer(s):" >&2
+    ls -l "$dir/artifacts" >&2
+    mkdir -p fuzz-artifacts
+    cp -r "$dir/artifacts" "fuzz-artifacts/$target" 2>/dev/null || true
+    return 1
+  }
+  grep -E "stat::number_of_executed_units|stat::peak_rss_mb|cov:" "$dir/fuzz.log" | tail -4
+  echo "fuzz: $target: no crash in ${seconds} s"
 }
-grep -E "stat::number_of_executed_units|stat::peak_rss_mb|cov:" "$work/fuzz.log" | tail -4
-echo "fuzz: no crash in ${seconds} s"
+
+status=0
+run_fuzzer fuzz_decode tests/fuzz/corpus/decode 8192 "decoding random messages" || status=1
+run_fuzzer fuzz_sink tests/fuzz/corpus/sink 32768 "random message sequences into HDF5 files" || status=1
+exit "$status"

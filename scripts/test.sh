@@ -2,9 +2,10 @@
 # Quick start, step 2: install what colmet needs, build it three ways and run
 # every test: unit and integration tests (GoogleTest, bats) and the man-page
 # lint on the release build; unit and integration tests again under
-# AddressSanitizer + UndefinedBehaviorSanitizer; a one-minute libFuzzer run
-# of the message decoder. Run as root on Debian 12 (tests that need root skip
-# themselves, with the reason, otherwise).
+# AddressSanitizer + UndefinedBehaviorSanitizer; one-minute libFuzzer runs
+# of the message decoder and of the HDF5 sink (COLMET_FUZZ_SECONDS each).
+# Run as root on Debian 12 (tests that need root skip themselves, with the
+# reason, otherwise).
 set -uo pipefail
 cd "$(dirname "$0")/.."
 FUZZ_SECONDS=${COLMET_FUZZ_SECONDS:-60}
@@ -49,11 +50,11 @@ export UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1
 run_ctest build-asan 'unit|integration'
 unset ASAN_OPTIONS UBSAN_OPTIONS
 
-step "libFuzzer build (clang) and a ${FUZZ_SECONDS} s fuzzing run of the decoder"
+step "libFuzzer build (clang) and ${FUZZ_SECONDS} s fuzzing runs of the decoder and of the sink"
 if scripts/build.sh fuzz && scripts/fuzz.sh "$FUZZ_SECONDS"; then
   passed=$((passed + 1))
 else
-  failed=$((failed + 1)); failures+=("fuzz: the decoder fuzzing run failed")
+  failed=$((failed + 1)); failures+=("fuzz: a fuzzing run (decoder or sink) failed")
 fi
 
 echo

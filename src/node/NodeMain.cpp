@@ -60,6 +60,10 @@ void add_options(CLI::App &app, NodeOptions &o)
     app.add_option("--zeromq-hwm", o.zmq.hwm, "Messages queued at most while the collector is slow or away")
         ->check(CLI::Range(1, 1000000))
         ->capture_default_str();
+    app.add_option("--curve-server-key", o.zmq.curve_server_key,
+                   "The collector's public-key file (colmet-keygen): talk to it with CURVE");
+    app.add_option("--curve-secret-key", o.zmq.curve_secret_key,
+                   "This node's CURVE key-pair file (colmet-keygen; mode 0600, root only)");
     app.add_option("--zeromq-linger", o.zmq.linger_ms,
                    "Milliseconds spent at exit delivering queued messages (-1 = until delivered)")
         ->check(CLI::Range(-1, 60000))
@@ -196,6 +200,13 @@ int run(const NodeOptions &o)
         return k_exit_usage;
     }
 
+    // The keys are read first: an unreadable key is a set-up error, whatever the job.
+    auto transport = make_zmq_transport(o.zmq);
+    if (!transport) {
+        spdlog::critical("{}", transport.error().message());
+        return k_exit_usage;
+    }
+
     // Event names are checked before anything is opened: a typo is a usage error.
     Result<std::vector<backends::perfhw::PerfEventSpec>> events = std::vector<backends::perfhw::PerfEventSpec>{};
     if (o.enable_perfhw)
@@ -290,13 +301,9 @@ int run(const NodeOptions &o)
     for (auto &kv : *extra_meta)
         config.meta.push_back(std::move(kv));
 
-    auto transport = make_zmq_transport(o.zmq);
-    if (!transport) {
-        spdlog::critical("{}", transport.error().message());
-        return k_exit_usage;
-    }
 
-    spdlog::info("sampling job {} ({}) every {} s to {}", o.job_id, cgroups->describe(), o.period_s, o.zmq.uri);
+    spdlog::info("sampling job {} ({}) every {} s to {}{}", o.job_id, cgroups->describe(), o.period_s, o.zmq.uri,
+                 o.zmq.curve_secret_key.empty() ? "" : " (CURVE)");
     bool perfhw_running = false;
     for (const auto &b : backends)
         perfhw_running = perfhw_running || b->name() == "perfhw";

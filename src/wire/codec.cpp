@@ -122,6 +122,12 @@ Result<void> validate(const Message &msg)
                                   std::to_string(blk.values.size()) + " values");
         if (blk.status.size() > k_max_text_length || !printable_text(blk.status))
             return Error::invalid(backend_loc(b) + ".status must be at most 1024 bytes of text");
+        if (size_t m = rules::first_repeated_name(blk.metrics, [](const MetricDescriptor &d) -> const std::string & {
+                return d.name;
+            });
+            m < blk.metrics.size())
+            return Error::invalid(backend_loc(b) + ".metrics[" + std::to_string(m) + "] name '" + blk.metrics[m].name +
+                                  "' appears twice");
         for (size_t m = 0; m < blk.metrics.size(); ++m) {
             const auto &d = blk.metrics[m];
             auto metric_loc = [&] { return backend_loc(b) + ".metrics[" + std::to_string(m) + "]"; };
@@ -129,9 +135,6 @@ Result<void> validate(const Message &msg)
                 return Error::invalid(metric_loc() + " name " + why);
             if (auto why = check_unit(d.unit); !why.empty())
                 return Error::invalid(metric_loc() + " unit " + why);
-            for (size_t j = 0; j < m; ++j)
-                if (blk.metrics[j].name == d.name)
-                    return Error::invalid(metric_loc() + " name '" + d.name + "' appears twice");
             if (std::isinf(blk.values[m]))
                 return Error::invalid(backend_loc(b) + ".values[" + std::to_string(m) + "] is not finite");
         }

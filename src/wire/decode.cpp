@@ -196,7 +196,7 @@ void decode_metrics(Cursor &c, const Loc &where, BackendBlock &blk)
     const uint32_t n = as_array(c.next(), where.at("metrics"), k_max_metrics_per_backend);
     Loc metric_loc = where;
     metric_loc.list = "metrics";
-    // The quadratic uniqueness check runs only when some name changed.
+    // The uniqueness check runs only when some name changed.
     bool same_names = blk.metrics.size() == n;
     blk.metrics.resize(n);
     for (uint32_t m = 0; m < n; ++m) {
@@ -204,12 +204,13 @@ void decode_metrics(Cursor &c, const Loc &where, BackendBlock &blk)
         same_names = decode_metric(c, metric_loc, blk.metrics[m]) && same_names;
     }
     if (!same_names) {
-        for (uint32_t m = 1; m < n; ++m)
-            for (uint32_t j = 0; j < m; ++j)
-                if (blk.metrics[j].name == blk.metrics[m].name) {
-                    metric_loc.index = static_cast<int>(m);
-                    fail(metric_loc.at("name"), "\"" + blk.metrics[m].name + "\" appears twice");
-                }
+        const size_t m = rules::first_repeated_name(blk.metrics, [](const MetricDescriptor &d) -> const std::string & {
+            return d.name;
+        });
+        if (m < n) {
+            metric_loc.index = static_cast<int>(m);
+            fail(metric_loc.at("name"), "\"" + blk.metrics[m].name + "\" appears twice");
+        }
     }
     blk.metrics_wire = std::make_shared<const std::string>(begin, static_cast<size_t>(c.pos() - begin));
 }

@@ -3,8 +3,23 @@
 
 #include <cstddef>
 #include <string_view>
+#include <unordered_set>
 
 namespace colmet::wire::rules {
+
+// The index of the first item whose name (name_of(item)) equals an earlier
+// one's, or items.size() when all differ. Linear (a hash set), so that a
+// message of 1,024 metrics whose names change costs no quadratic work.
+template <typename Items, typename NameOf>
+size_t first_repeated_name(const Items &items, NameOf name_of)
+{
+    std::unordered_set<std::string_view> seen;
+    seen.reserve(items.size());
+    for (size_t i = 0; i < items.size(); ++i)
+        if (!seen.insert(std::string_view(name_of(items[i]))).second)
+            return i;
+    return items.size();
+}
 
 // Bytes 0x20..0x7e only.
 inline bool printable_ascii(std::string_view s)

@@ -77,14 +77,28 @@ Result<ChunkAppender> ChunkAppender::attach(hid_t dataset, hid_t mem_type, uint6
         a.m_tail.resize(tail_rows * a.m_row_bytes);
         const std::array<hsize_t, 2> start{rows - tail_rows, 0}, count{tail_rows, a.m_width};
         Dataspace mem_space{H5Screate_simple(a.m_rank, count.data(), nullptr)};
-        if (H5Sselect_hyperslab(space.get(), H5S_SELECT_SET, start.data(), nullptr, count.data(), nullptr) < 0 ||
-            H5Dread(dataset, mem_type, mem_space.get(), space.get(), H5P_DEFAULT, a.m_tail.data()) < 0)
-            return h5_error("read the last chunk");
+        if (H5Sselect_hyperslab(space.get(), H5S_SELECT_SET, start.data(), nullptr, count.data(), nullptr) < 0)
+            return h5_error("select the last chunk");
+        if (H5Dread(dataset, mem_type, mem_space.get(), space.get(), H5P_DEFAULT, a.m_tail.data()) < 0)
+            return Error(Errc::parse, h5_error("read the last chunk").message());
     }
     return a;
 }
 
 Result<void> ChunkAppender::append(hid_t dataset, const void *rows, size_t k, ChunkCodec &codec)
+{
+    const auto *in = static_cast<const unsigned char *>(rows);
+    const size_t row_bytes = m_row_bytes;
+    return append(
+        dataset,
+        [in, row_bytes](size_t first, size_t count, unsigned char *dst) {
+            if (count > 0)
+                std::memcpy(dst, in + first * row_bytes, count * row_bytes);
+        },
+        k, codec);
+}
+
+Result<void> ChunkAppender::append(hid_t dataset, const RowCopy &rows, size_t k, ChunkCodec &codec)
 {
     if (k == 0)
         return ok();
@@ -94,7 +108,6 @@ Result<void> ChunkAppender::append(hid_t dataset, const void *rows, size_t k, Ch
         return h5_error("extend dataset");
     const size_t chunk_bytes = m_chunk_rows * m_row_bytes;
     const size_t tail_rows = m_tail.size() / m_row_bytes;
-    const auto *in = static_cast<const unsigned char *>(rows);
     std::vector<unsigned char> &chunk = codec.chunk_buffer(chunk_bytes);
     // Rows from the first row of the tail's chunk, in chunk-sized pieces.
     uint64_t first = m_rows - tail_rows;  // a chunk boundary
@@ -104,7 +117,7 @@ Result<void> ChunkAppender::append(hid_t dataset, const void *rows, size_t k, Ch
         const size_t take = static_cast<size_t>(std::min<uint64_t>(m_chunk_rows - from_tail, k - used));
         if (from_tail)
             std::memcpy(chunk.data(), m_tail.data(), from_tail * m_row_bytes);
-        std::memcpy(chunk.data() + from_tail * m_row_bytes, in + used * m_row_bytes, take * m_row_bytes);
+        rows(used, take, chunk.data() + from_tail * m_row_bytes);
         const size_t filled = (from_tail + take) * m_row_bytes;
         // The rest of a last, partial chunk lies beyond the extent: fill values.
         for (size_t at = filled; at < chunk_bytes; at += m_elem_size)
@@ -125,11 +138,18 @@ Result<void> ChunkAppender::append(hid_t dataset, const void *rows, size_t k, Ch
     const uint64_t new_tail_rows = new_rows % m_chunk_rows;
     const uint64_t tail_start = new_rows - new_tail_rows;
     if (tail_start < m_rows) {
-        m_tail.insert(m_tail.end(), in, in + k * m_row_bytes);
+        const size_t old = m_tail.size();
+        m_tail.resize(old + k * m_row_bytes);
+        rows(0, k, m_tail.data() + old);
     } else {
         const size_t from_new = static_cast<size_t>(new_tail_rows);
-        m_tail.assign(in + (k - from_new) * m_row_bytes, in + k * m_row_bytes);
+        m_tail.resize(from_new * m_row_bytes);
+        if (from_new > 0)
+            rows(k - from_new, from_new, m_tail.data());
     }
+    // A tail never holds more than a chunk: give back what a full chunk left.
+    if (m_tail.capacity() > 2 * m_tail.size() + 4096)
+        m_tail.shrink_to_fit();
     m_rows = new_rows;
     return ok();
 }

@@ -12,6 +12,7 @@
 #include "common/result.hpp"
 
 #include <cstdint>
+#include <functional>
 #include <vector>
 
 namespace colmet::collector::hdf5 {
@@ -22,18 +23,25 @@ public:
     // (H5T_NATIVE_INT64 or H5T_NATIVE_DOUBLE, which must be the dataset's
     // own type): reads its chunk shape, fill value and filter pipeline
     // (shuffle then deflate, or no filter: anything else is an error) and
-    // the rows of its last, partial chunk.
+    // the rows of its last, partial chunk (Errc::parse when that chunk
+    // cannot be read back).
     static Result<ChunkAppender> attach(hid_t dataset, hid_t mem_type, uint64_t rows);
+
+    // Copies rows [first, first + count) of the rows being appended into dst.
+    using RowCopy = std::function<void(size_t first, size_t count, unsigned char *dst)>;
 
     // Write k rows (row-major, row_bytes() each) after the existing ones:
     // extends the dataset, then writes every chunk from the tail's first row
-    // to the end. On failure nothing in memory changes (the caller puts the
-    // extent back).
+    // to the end. On failure nothing in memory changes (and the caller must
+    // not use the file any more: see JobFile::abandon).
     Result<void> append(hid_t dataset, const void *rows, size_t k, ChunkCodec &codec);
+    Result<void> append(hid_t dataset, const RowCopy &rows, size_t k, ChunkCodec &codec);
 
     size_t row_bytes() const { return m_row_bytes; }
     uint64_t chunk_rows() const { return m_chunk_rows; }
     uint64_t rows() const { return m_rows; }
+    // Bytes held in memory (the tail).
+    size_t memory_bytes() const { return m_tail.capacity(); }
 
 private:
     ChunkAppender() = default;

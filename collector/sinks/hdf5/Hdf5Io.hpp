@@ -31,6 +31,15 @@ std::string object_name(std::string_view id);
 // open it, and vice versa.
 PropList file_access_plist();
 
+// Close a file that HDF5 failed to write, without writing anything more to
+// it: its descriptor is first replaced by an anonymous memory file
+// (memfd_create + dup3), so that what H5Fclose flushes (metadata that may
+// describe writes that never happened) goes nowhere and cannot fail for want
+// of space. A failed H5Fclose leaves HDF5 holding a freed file that it
+// closes again at exit (a double free); this never lets it fail. Returns
+// false when H5Fclose still failed.
+bool close_without_writing(File &file);
+
 // A UTF-8 variable-length string type (what h5py reads as str).
 Datatype vlen_string_type();
 

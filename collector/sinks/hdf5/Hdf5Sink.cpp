@@ -1,9 +1,10 @@
 #include "collector/sinks/hdf5/Hdf5Sink.hpp"
 
 #include "collector/sinks/hdf5/ChunkCodec.hpp"
+#include "collector/sinks/hdf5/DiskSpace.hpp"
 #include "collector/sinks/hdf5/Hdf5Handle.hpp"
-#include "collector/sinks/hdf5/JobAggregate.hpp"
-#include "collector/sinks/hdf5/JobFile.hpp"
+#include "collector/sinks/hdf5/Hdf5Io.hpp"
+#include "collector/sinks/hdf5/JobState.hpp"
 #include "common/clock.hpp"
 
 #include <spdlog/spdlog.h>
@@ -14,25 +15,6 @@
 
 namespace colmet::collector {
 
-namespace hdf5 {
-
-// Everything the sink knows about one job. `file` is null while the file is
-// closed (idle, least recently used, or ended); `hosts` stays, so a reopen
-// needs no read-back. A state is forgotten after idle_close_s of silence; a
-// later message rebuilds it from the file (restore_hosts).
-struct JobState {
-    std::string job_id;
-    std::filesystem::path path;
-    HostMap hosts;
-    std::unique_ptr<JobFile> file;
-    bool restored = false;  // hosts include what an existing file held
-    int64_t last_activity_ns = 0;
-    int64_t last_flush_ns = 0;
-    int64_t retry_after_ns = 0;  // after a failed open, do not retry before
-};
-
-} // namespace hdf5
-
 using hdf5::JobState;
 
 namespace {
@@ -41,12 +23,19 @@ int64_t to_ns(double seconds) { return static_cast<int64_t>(seconds * 1e9); }
 
 constexpr int64_t k_min_retry_ns = 1'000'000'000;
 constexpr int64_t k_max_retry_ns = 30'000'000'000;
+constexpr uint64_t k_min_budget = 8ULL << 20;
 
-bool needs_flush(const JobState &job)
+bool any_dirty(const JobState &job)
 {
-    if (job.file && job.file->max_pending_rows() > 0)
-        return true;
     return std::any_of(job.hosts.begin(), job.hosts.end(), [](const auto &h) { return h.second.dirty; });
+}
+
+bool needs_flush(const JobState &job) { return job.file && (job.file->pending_rows() > 0 || any_dirty(job)); }
+
+uint64_t rows_of(const wire::Message &msg)
+{
+    return static_cast<uint64_t>(
+        std::count_if(msg.backends.begin(), msg.backends.end(), [](const auto &b) { return !b.metrics.empty(); }));
 }
 
 void add(Hdf5SinkStats &stats, const hdf5::IoCounters &c)
@@ -70,7 +59,10 @@ Hdf5Sink::Hdf5Sink(Hdf5Options options) : m_options(std::move(options))
     m_options.batch_rows = std::max<size_t>(m_options.batch_rows, 1);
     m_options.flush_interval_s = std::max(m_options.flush_interval_s, 0.0);
     m_options.idle_close_s = std::max(m_options.idle_close_s, 0.0);
+    m_options.memory_budget_bytes = std::max(m_options.memory_budget_bytes, k_min_budget);
+    m_budget = m_options.memory_budget_bytes - k_open_file_bytes;
     m_codec = std::make_unique<hdf5::ChunkCodec>(m_options.compression_level);
+    m_space = std::make_unique<hdf5::DiskSpace>(m_options.dir, m_options.min_free_bytes, m_options.free_bytes_probe);
 }
 
 Hdf5Sink::~Hdf5Sink() { close_all(); }
@@ -86,6 +78,23 @@ void Hdf5Sink::report(const std::string &job_id, const Error &error)
         spdlog::error("hdf5: job {}: {}", job_id, error.message());
 }
 
+size_t Hdf5Sink::open_jobs() const
+{
+    return static_cast<size_t>(
+        std::count_if(m_jobs.begin(), m_jobs.end(), [](const auto &j) { return j.second->file != nullptr; }));
+}
+
+Hdf5SinkStats Hdf5Sink::stats() const
+{
+    Hdf5SinkStats s = m_stats;
+    s.memory_estimate_bytes = estimate();
+    s.write_pauses = m_space->pauses();
+    s.writing_paused = m_space->paused();
+    return s;
+}
+
+bool Hdf5Sink::writable() { return m_space->check(); }
+
 void Hdf5Sink::consume(const wire::Message &msg, const Delivery &delivery) noexcept
 {
     try {
@@ -99,47 +108,74 @@ void Hdf5Sink::consume(const wire::Message &msg, const Delivery &delivery) noexc
     }
 }
 
+JobState *Hdf5Sink::job_for(const wire::Message &msg)
+{
+    if (auto it = m_jobs.find(msg.job_id); it != m_jobs.end())
+        return it->second.get();
+    auto path = job_file_path(m_options.dir, msg.job_id);
+    if (path.parent_path() != m_options.dir || path.filename() == "." || path.filename() == "..") {
+        ++m_stats.messages_dropped;
+        report(msg.job_id,
+               Error::invalid("job file " + path.string() + " would lie outside " + m_options.dir.string()));
+        return nullptr;
+    }
+    auto job = std::make_unique<JobState>();
+    job->job_id = msg.job_id;
+    job->path = std::move(path);
+    JobState *raw = job.get();
+    m_jobs.emplace(msg.job_id, std::move(job));
+    sync_state_bytes(*raw);
+    return raw;
+}
+
+void Hdf5Sink::drop_rows(JobState &job, const wire::Message &msg)
+{
+    const uint64_t rows = rows_of(msg);
+    if (rows == 0)
+        return;
+    m_stats.rows_dropped += rows;
+    auto &host = job.hosts[msg.host];
+    host.rows_dropped += rows;
+    host.dirty = true;
+}
+
 void Hdf5Sink::consume_message(const wire::Message &msg, const Delivery &delivery)
 {
     const int64_t now = delivery.received_mono_ns > 0 ? delivery.received_mono_ns : monotonic_ns();
-    auto it = m_jobs.find(msg.job_id);
-    if (it == m_jobs.end()) {
-        auto path = job_file_path(m_options.dir, msg.job_id);
-        if (path.parent_path() != m_options.dir || path.filename() == "." || path.filename() == "..") {
-            ++m_stats.messages_dropped;
-            report(msg.job_id, Error::invalid("job file " + path.string() + " would lie outside " +
-                                              m_options.dir.string()));
-            return;
-        }
-        auto job = std::make_unique<JobState>();
-        job->job_id = msg.job_id;
-        job->path = std::move(path);
-        it = m_jobs.emplace(msg.job_id, std::move(job)).first;
-    }
-    JobState &job = *it->second;
+    JobState *found = job_for(msg);
+    if (!found)
+        return;
+    JobState &job = *found;
     job.last_activity_ns = now;
-    if (!ensure_open(job, now)) {
+    if (!job.file && !open_job(job, now)) {
         ++m_stats.messages_dropped;
-        m_stats.rows_dropped += static_cast<uint64_t>(std::count_if(
-            msg.backends.begin(), msg.backends.end(), [](const auto &b) { return !b.metrics.empty(); }));
+        drop_rows(job, msg);
+        sync_state_bytes(job);
         return;
     }
+    const size_t hosts_before = job.hosts.size();
     hdf5::observe_message(job.hosts[msg.host], msg, delivery.lost);
-    if (auto r = job.file->append(msg); !r) {
-        ++m_stats.write_errors;
-        report(job.job_id, r.error());
+    if (job.hosts.size() != hosts_before || !msg.meta.empty())
+        sync_state_bytes(job);
+    if (make_room(hdf5::JobFile::append_bound(msg), &job, now) && job.file) {
+        job.file->append(msg);
+        sync_file_bytes(job);
+    } else {
+        drop_rows(job, msg);
     }
     if (msg.kind == wire::MessageKind::job_end)
-        end_of_host(job, now);
-    else if (job.file->max_pending_rows() >= m_options.batch_rows)
+        finish_job(job, now);
+    else if (job.file && job.file->max_pending_rows() >= m_options.batch_rows)
         flush_job(job, now);
-    // Last: recording an overlap may reopen another job's file and so close this one.
     for (const auto &[a, b] : m_sharing.observe(msg.host, msg.job_id, msg.kind, msg.time_ns))
-        record_overlap(a, msg.host, b, now);
+        record_overlap(a, msg.host, b);
+    note_peak();
 }
 
-void Hdf5Sink::record_overlap(const std::string &job_id, const std::string &host, const std::string &other,
-                              int64_t now_ns)
+// Recording an overlap never opens a file: an open job writes it at its
+// next flush; a closed job keeps it pending in its hosts until its file is
+// opened again for a message; a forgotten job loses it.
+void Hdf5Sink::record_overlap(const std::string &job_id, const std::string &host, const std::string &other)
 {
     auto it = m_jobs.find(job_id);
     if (it == m_jobs.end())
@@ -149,125 +185,223 @@ void Hdf5Sink::record_overlap(const std::string &job_id, const std::string &host
     if (!agg.overlapping_jobs.insert(other).second)
         return;
     agg.dirty = true;
-    if (job.file)
-        return;  // written at the job's next flush
-    // The job's file is closed (it ended, or was idle or evicted): write the attribute now.
-    if (ensure_open(job, now_ns))
-        close_job(job);
+    const size_t bytes = hdf5::k_set_entry_bytes + (other.capacity() > 15 ? other.size() + 1 : 0);
+    job.state_bytes += bytes;  // as sync_state_bytes() counts it, without walking every overlap again
+    m_state_bytes += bytes;
 }
 
-bool Hdf5Sink::ensure_open(JobState &job, int64_t now_ns)
+// Bring a closed job's rows and structure into memory: open (or create) its
+// file now when writing is possible, so that an unusable file drops the
+// message at once; else only in memory, the file comes at the first flush.
+bool Hdf5Sink::open_job(JobState &job, int64_t now_ns)
 {
-    if (job.file)
-        return true;
-    if (now_ns < job.retry_after_ns)
+    const bool can_write = writable();
+    if (can_write && now_ns < job.retry_after_ns)
         return false;
-    while (m_open_files >= m_options.max_open_files)
-        close_least_recently_used();
-    auto opened = hdf5::JobFile::open(job.path, job.job_id, hdf5::SegmentOptions{m_options.compression_level},
-                                      *m_codec);
+    if (!make_room(sizeof(hdf5::JobFile) + (can_write ? k_open_file_bytes : 0), &job, now_ns))
+        return false;
+    job.file = std::make_unique<hdf5::JobFile>(job.path, job.job_id, hdf5::SegmentOptions{m_options.compression_level},
+                                               *m_codec);
+    job.last_flush_ns = now_ns;
+    sync_file_bytes(job);
+    if (can_write) {
+        if (!attach(job, now_ns)) {
+            forget_file(job);
+            return false;
+        }
+    } else if (!job.restored) {
+        // Read what an existing file holds (reading needs no space).
+        std::error_code ec;
+        if (std::filesystem::is_regular_file(job.path, ec)) {
+            hdf5::PropList fapl = hdf5::file_access_plist();
+            hdf5::File file{H5Fopen(job.path.c_str(), H5F_ACC_RDONLY, fapl.get())};
+            if (auto r = file ? hdf5::restore_hosts(file.get(), job.hosts) : Result<void>(hdf5::h5_error("open")); !r)
+                report(job.job_id, r.error().with_context("read " + job.path.string()));
+        }
+        job.restored = true;
+        sync_state_bytes(job);
+    }
+    return true;
+}
+
+bool Hdf5Sink::attach(JobState &job, int64_t now_ns)
+{
+    if (job.file->attached())
+        return true;
+    while (m_open_files >= m_options.max_open_files && !m_attached.empty())
+        detach(*m_attached.front());
+    auto opened = job.file->attach();
     if (!opened) {
         ++m_stats.write_errors;
         job.retry_after_ns = now_ns + std::clamp(to_ns(m_options.flush_interval_s), k_min_retry_ns, k_max_retry_ns);
         report(job.job_id, opened.error());
         return false;
     }
+    ++m_open_files;
+    ++m_stats.files_opened;
+    job.attached = m_attached.insert(m_attached.end(), &job);
     if (!opened->quarantined.empty()) {
         ++m_stats.files_quarantined;
         spdlog::warn("hdf5: job {}: {} is not a readable HDF5 file; renamed it to {} and started a new file",
                      job.job_id, job.path.string(), opened->quarantined.string());
     }
-    job.file = std::move(opened->file);
-    ++m_open_files;
-    ++m_stats.files_opened;
-    job.last_flush_ns = now_ns;
     if (!job.restored && opened->existed) {
         if (auto r = hdf5::restore_hosts(job.file->id(), job.hosts); !r) {
             ++m_stats.write_errors;
             report(job.job_id, r.error());
         }
+        sync_state_bytes(job);
     }
     job.restored = true;
-    if (!opened->existed)  // a new file: every known host needs its attributes
+    if (opened->created)  // a new file: every known host needs its attributes
         for (auto &[name, host] : job.hosts)
             host.dirty = true;
+    note_peak();
     return true;
 }
 
-void Hdf5Sink::flush_job(JobState &job, int64_t now_ns)
+void Hdf5Sink::detach(JobState &job)
 {
+    if (!job.file || !job.file->attached())
+        return;
+    if (auto r = job.file->detach(); !r) {
+        ++m_stats.write_errors;
+        report(job.job_id, r.error());
+    }
+    --m_open_files;
+    ++m_stats.files_closed;
+    if (job.attached) {
+        m_attached.erase(*job.attached);
+        job.attached.reset();
+    }
+}
+
+// After an HDF5 error: close the file without writing to it again, drop the
+// rows it held (counted in each host's rows_dropped, written to the file
+// once it is open again) and forget its structure.
+void Hdf5Sink::fail_file(JobState &job, int64_t now_ns)
+{
+    if (job.file->attached()) {
+        job.file->abandon();
+        --m_open_files;
+        ++m_stats.files_closed;
+        if (job.attached) {
+            m_attached.erase(*job.attached);
+            job.attached.reset();
+        }
+    }
+    ++m_stats.files_abandoned;
+    m_stats.rows_dropped += job.file->drop_pending(job.hosts);
+    forget_file(job);
+    // Not again at once: unless writing is paused for want of space (then
+    // rows wait in memory), messages are dropped until the retry time.
+    if (writable())
+        job.retry_after_ns = now_ns + std::clamp(to_ns(m_options.flush_interval_s), k_min_retry_ns, k_max_retry_ns);
+}
+
+void Hdf5Sink::forget_file(JobState &job)
+{
+    detach(job);
+    m_file_bytes -= std::min<uint64_t>(m_file_bytes, job.file_bytes);
+    job.file_bytes = 0;
+    job.file.reset();
+}
+
+bool Hdf5Sink::flush_job(JobState &job, int64_t now_ns)
+{
+    if (!job.file || !writable())
+        return false;
+    if (!job.file->attached()) {
+        if (!m_making_room && !make_room(k_open_file_bytes, &job, now_ns))
+            return false;
+        if (!attach(job, now_ns)) {
+            m_stats.rows_dropped += job.file->drop_pending(job.hosts);
+            forget_file(job);
+            return false;
+        }
+    }
+    touch_file(job);
     hdf5::IoCounters counters;
     auto r = job.file->flush(job.hosts, counters);
     add(m_stats, counters);
-    if (!r)
-        report(job.job_id, r.error());
     job.last_flush_ns = now_ns;
+    if (!r) {
+        report(job.job_id, r.error());
+        fail_file(job, now_ns);
+        return false;
+    }
+    sync_file_bytes(job);
+    sync_state_bytes(job);
+    return true;
 }
 
-void Hdf5Sink::end_of_host(JobState &job, int64_t now_ns)
+// A host's job_end: write its rows and the summary; once every host that
+// started has ended, close the file. Later if writing is paused or fails.
+void Hdf5Sink::finish_job(JobState &job, int64_t now_ns)
 {
-    flush_job(job, now_ns);
+    job.summary_pending = true;
+    if (!writable() || now_ns < job.retry_after_ns)
+        return;
+    if (!job.file && !open_job(job, now_ns))
+        return;
+    if (!flush_job(job, now_ns))
+        return;
     if (auto r = job.file->write_summary(hdf5::summarize(job.job_id, job.hosts)); !r) {
         ++m_stats.write_errors;
         report(job.job_id, r.error());
-    } else {
-        ++m_stats.summaries_written;
+        fail_file(job, now_ns);
+        return;
     }
-    // Every host that started has ended: the job is over on all its nodes.
+    ++m_stats.summaries_written;
+    job.summary_pending = false;
     bool all_ended = std::all_of(job.hosts.begin(), job.hosts.end(),
                                  [](const auto &h) { return !h.second.started || h.second.ended; });
     if (all_ended)
-        close_job(job);
+        close_job(job, now_ns);
 }
 
-void Hdf5Sink::close_job(JobState &job)
+// Write what the job holds and free its memory; false when that must wait
+// (writing is paused and something is left to write).
+bool Hdf5Sink::close_job(JobState &job, int64_t now_ns)
 {
     if (!job.file)
-        return;
-    if (needs_flush(job))
-        flush_job(job, job.last_activity_ns);
-    if (auto r = job.file->close(); !r) {
-        ++m_stats.write_errors;
-        report(job.job_id, r.error());
-    }
-    job.file.reset();
-    --m_open_files;
-    ++m_stats.files_closed;
-}
-
-void Hdf5Sink::close_least_recently_used()
-{
-    JobState *oldest = nullptr;
-    for (auto &[id, job] : m_jobs)
-        if (job->file && (!oldest || job->last_activity_ns < oldest->last_activity_ns))
-            oldest = job.get();
-    if (!oldest) {  // cannot happen while m_open_files counts open files
-        m_open_files = 0;
-        return;
-    }
-    close_job(*oldest);
+        return true;
+    if (needs_flush(job) && !flush_job(job, now_ns))
+        return !job.file;  // a failed flush already forgot the file
+    forget_file(job);
+    return true;
 }
 
 void Hdf5Sink::tick(int64_t now_mono_ns) noexcept
 {
     try {
         hdf5::ErrorSilencer silence;
+        const bool can_write = writable();
         const int64_t idle_ns = to_ns(m_options.idle_close_s);
         const int64_t flush_ns = to_ns(m_options.flush_interval_s);
         for (auto it = m_jobs.begin(); it != m_jobs.end();) {
             JobState &job = *it->second;
             const bool idle = now_mono_ns - job.last_activity_ns >= idle_ns;
-            if (job.file && idle)
-                close_job(job);
-            else if (job.file && now_mono_ns - job.last_flush_ns >= flush_ns && needs_flush(job))
-                flush_job(job, now_mono_ns);
+            if (can_write) {
+                if (job.summary_pending && now_mono_ns >= job.retry_after_ns)
+                    finish_job(job, now_mono_ns);
+                if (job.file && idle)
+                    close_job(job, now_mono_ns);
+                else if (job.file && now_mono_ns - job.last_flush_ns >= flush_ns && needs_flush(job))
+                    flush_job(job, now_mono_ns);
+            }
             if (idle && !job.file) {
+                // The file holds all we know (a pending overlap is lost); a
+                // later message restores the rest.
                 m_sharing.forget(job.job_id);
-                it = m_jobs.erase(it);  // the file holds all we know; a later message restores it
+                m_state_bytes -= std::min<uint64_t>(m_state_bytes, job.state_bytes);
+                it = m_jobs.erase(it);
             } else {
                 ++it;
             }
         }
+        make_room(0, nullptr, now_mono_ns);
+        note_peak();
     } catch (const std::exception &e) {
         ++m_stats.write_errors;
         report("-", Error(Errc::internal, e.what()));
@@ -280,8 +414,10 @@ void Hdf5Sink::flush_all(int64_t now_mono_ns) noexcept
 {
     try {
         hdf5::ErrorSilencer silence;
+        if (!writable())
+            return;
         for (auto &[id, job] : m_jobs)
-            if (job->file && needs_flush(*job))
+            if (needs_flush(*job))
                 flush_job(*job, now_mono_ns);
     } catch (const std::exception &e) {
         ++m_stats.write_errors;
@@ -295,9 +431,25 @@ void Hdf5Sink::close_all() noexcept
 {
     try {
         hdf5::ErrorSilencer silence;
-        for (auto &[id, job] : m_jobs)
-            close_job(*job);
+        const int64_t now = monotonic_ns();
+        uint64_t lost = 0;
+        for (auto &[id, job] : m_jobs) {
+            if (job->summary_pending)
+                finish_job(*job, std::max(now, job->retry_after_ns));
+            if (!close_job(*job, now) && job->file) {
+                lost += job->file->drop_pending(job->hosts);  // writing is paused: nowhere to put them
+                forget_file(*job);
+            }
+        }
+        if (lost > 0) {
+            m_stats.rows_dropped += lost;
+            spdlog::error("hdf5: {}: writing is paused (no free space): {} buffered rows lost at exit",
+                          m_options.dir.string(), lost);
+        }
         m_jobs.clear();
+        m_attached.clear();
+        m_state_bytes = 0;
+        m_file_bytes = 0;
     } catch (...) {
         ++m_stats.write_errors;
     }

@@ -44,9 +44,10 @@ void track(HostAggregate &host, const Tracked &t, double value)
 
 // The host group attributes the sink writes itself; meta keys never take
 // these names.
-constexpr std::array<std::string_view, 9> k_reserved{"hostname",     "sender",  "samples_received",
-                                                     "samples_lost", "first_ns", "last_ns",
-                                                     "job_start_ns", "job_end_ns", "overlapping_jobs"};
+constexpr std::array<std::string_view, 10> k_reserved{"hostname",     "sender",       "samples_received",
+                                                      "samples_lost", "rows_dropped", "first_ns",
+                                                      "last_ns",      "job_start_ns", "job_end_ns",
+                                                      "overlapping_jobs"};
 
 double parse_cpus(const std::string &text)
 {
@@ -201,6 +202,7 @@ JobSummary summarize(const std::string &job_id, const HostMap &hosts)
     for (const auto &[name, h] : hosts) {
         s.samples_received += h.samples_received;
         s.samples_lost += h.samples_lost;
+        s.rows_dropped += h.rows_dropped;
         cpus += h.cpus;  // NaN as soon as one host's CPU count is unknown
         if (h.seen) {
             int64_t first = h.started ? std::min(h.first_ns, h.job_start_ns) : h.first_ns;
@@ -245,13 +247,15 @@ std::string meta_attr_name(std::string_view key)
     return name;
 }
 
-Result<void> write_host_attrs(hid_t group, const std::string &hostname, HostAggregate &host)
+Result<void> write_host_attrs(hid_t group, const std::string &hostname, const HostAggregate &host)
 {
     std::vector<Result<void>> results;
     results.push_back(write_str_attr(group, "hostname", hostname));
     results.push_back(write_str_attr(group, "sender", host.sender));
     results.push_back(write_u64_attr(group, "samples_received", host.samples_received));
     results.push_back(write_u64_attr(group, "samples_lost", host.samples_lost));
+    if (host.rows_dropped > 0 || attr_exists(group, "rows_dropped"))
+        results.push_back(write_u64_attr(group, "rows_dropped", host.rows_dropped));
     if (host.seen) {
         results.push_back(write_i64_attr(group, "first_ns", host.first_ns));
         results.push_back(write_i64_attr(group, "last_ns", host.last_ns));
@@ -265,12 +269,24 @@ Result<void> write_host_attrs(hid_t group, const std::string &hostname, HostAggr
             group, "overlapping_jobs", std::vector<std::string>(host.overlapping_jobs.begin(), host.overlapping_jobs.end())));
     for (const auto &[key, value] : host.pending_meta)
         results.push_back(write_str_attr(group, meta_attr_name(key).c_str(), value));
-    host.pending_meta.clear();
-    host.dirty = false;
     for (auto &r : results)
         if (!r)
             return r;
     return ok();
+}
+
+size_t host_heap_bytes(const HostAggregate &host)
+{
+    constexpr size_t k_node = k_set_entry_bytes;
+    auto heap = [](const std::string &s) { return s.capacity() > 15 ? s.capacity() + 1 : 0; };
+    size_t bytes = heap(host.sender) + heap(host.cgroup_warning);
+    for (const auto &[metric, energy] : host.rapl)
+        bytes += k_node + sizeof(energy) + heap(metric);
+    for (const auto &job : host.overlapping_jobs)
+        bytes += k_node + heap(job);
+    for (const auto &[key, value] : host.pending_meta)
+        bytes += k_node + heap(key) + heap(value);
+    return bytes;
 }
 
 Result<void> restore_hosts(hid_t file, HostMap &hosts)
@@ -297,6 +313,8 @@ Result<void> restore_hosts(hid_t file, HostMap &hosts)
             h.samples_received = static_cast<uint64_t>(*v);
         if (auto v = read_i64_attr(g, "samples_lost"))
             h.samples_lost = static_cast<uint64_t>(*v);
+        if (auto v = read_i64_attr(g, "rows_dropped"))
+            h.rows_dropped = static_cast<uint64_t>(*v);
         auto first = read_i64_attr(g, "first_ns");
         auto last = read_i64_attr(g, "last_ns");
         if (first && last) {

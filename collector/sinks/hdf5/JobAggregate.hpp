@@ -33,6 +33,9 @@ struct HostAggregate {
     int64_t job_end_ns = 0;
     uint64_t samples_received = 0;
     uint64_t samples_lost = 0;
+    // Rows of this host's messages that the collector received but could not
+    // store (disk full, memory budget, write errors): one per backend block.
+    uint64_t rows_dropped = 0;
     double cpus = k_unknown;
     std::string cgroup_warning;  // meta cgroup_warning: a cgroup held none of the job's processes
     // Last non-missing values of cumulative metrics.
@@ -84,8 +87,16 @@ JobSummary summarize(const std::string &job_id, const HostMap &hosts);
 // prefixed with "meta_" when it would collide with the sink's own attributes.
 std::string meta_attr_name(std::string_view key);
 
-// Write the sink's attributes of one host group (and its pending meta).
-Result<void> write_host_attrs(hid_t host_group, const std::string &hostname, HostAggregate &host);
+// Write the sink's attributes of one host group (and its pending meta). The
+// caller clears pending_meta and dirty once the file has been flushed.
+Result<void> write_host_attrs(hid_t host_group, const std::string &hostname, const HostAggregate &host);
+
+// What host_heap_bytes() counts for an element of a set, map or vector.
+inline constexpr size_t k_set_entry_bytes = 64;
+
+// Memory a host's aggregate holds beside its own size (names, overlaps,
+// pending meta): an estimate for the sink's memory budget.
+size_t host_heap_bytes(const HostAggregate &host);
 
 // Rebuild the hosts of a job from an existing file: host attributes, and the
 // summary values scanned from the datasets of the backends the summary uses.

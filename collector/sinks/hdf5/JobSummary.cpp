@@ -36,9 +36,10 @@ struct U64Field {
     uint64_t JobSummary::*field;
 };
 
-constexpr std::array<U64Field, 3> k_u64_fields{{
+constexpr std::array<U64Field, 4> k_u64_fields{{
     {"samples_received", &JobSummary::samples_received},
     {"samples_lost", &JobSummary::samples_lost},
+    {"rows_dropped", &JobSummary::rows_dropped},
     {"hosts", &JobSummary::hosts},
 }};
 

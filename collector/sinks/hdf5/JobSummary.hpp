@@ -32,6 +32,7 @@ struct JobSummary {
     double energy_j = k_unknown;      // rapl (node scope) package + dram energy over the job, summed over hosts
     uint64_t samples_received = 0;    // messages stored (job_start, sample, job_end), all hosts
     uint64_t samples_lost = 0;        // messages known lost (sequence gaps, sender drops)
+    uint64_t rows_dropped = 0;        // rows received but not stored (disk full, memory budget, write errors)
     uint64_t hosts = 0;
     int64_t started_ns = 0;           // start of the duration (ns since the epoch)
     int64_t ended_ns = 0;             // end of the duration (latest job_end)

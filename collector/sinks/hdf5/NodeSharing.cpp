@@ -5,14 +5,64 @@
 
 namespace colmet::collector::hdf5 {
 
+namespace {
+
+constexpr size_t k_entry_bytes = 96;  // a map or set node's bookkeeping (estimate)
+
+size_t heap(const std::string &s) { return s.capacity() > 15 ? s.capacity() + 1 : 0; }
+
+} // namespace
+
+void NodeSharing::add_overlap(Interval &interval, const std::string &other)
+{
+    if (interval.overlaps.insert(other).second) {
+        const size_t bytes = k_entry_bytes + heap(other);
+        interval.bytes += bytes;
+        m_bytes += bytes;
+    }
+}
+
+void NodeSharing::erase(Host &host, std::map<std::string, Interval>::iterator it)
+{
+    if (it->second.ended)
+        --host.ended;
+    m_bytes -= std::min(m_bytes, it->second.bytes);
+    host.jobs.erase(it);
+}
+
+// Forget what ended long ago, and beyond k_max_ended the oldest ended.
+void NodeSharing::prune(Host &host)
+{
+    for (auto j = host.jobs.begin(); j != host.jobs.end();) {
+        auto next = std::next(j);
+        if (j->second.ended && host.latest_ns - j->second.end_ns > k_retention_ns)
+            erase(host, j);
+        j = next;
+    }
+    while (host.ended > k_max_ended) {
+        auto oldest = host.jobs.end();
+        for (auto j = host.jobs.begin(); j != host.jobs.end(); ++j)
+            if (j->second.ended && (oldest == host.jobs.end() || j->second.end_ns < oldest->second.end_ns))
+                oldest = j;
+        erase(host, oldest);
+    }
+}
+
 std::vector<std::pair<std::string, std::string>> NodeSharing::observe(const std::string &host_name,
                                                                       const std::string &job,
                                                                       wire::MessageKind kind, int64_t time_ns)
 {
-    Host &host = m_hosts[host_name];
+    auto [host_it, new_host] = m_hosts.try_emplace(host_name);
+    if (new_host)
+        m_bytes += k_entry_bytes + heap(host_name);
+    Host &host = host_it->second;
     host.latest_ns = std::max(host.latest_ns, time_ns);
     auto [it, added] = host.jobs.try_emplace(job);
     Interval &mine = it->second;
+    if (added) {
+        mine.bytes = k_entry_bytes + heap(job);
+        m_bytes += mine.bytes;
+    }
     // Only a change of the interval can reveal a new overlap: the steady
     // stream of samples of a running job costs one lookup, however many
     // jobs share the host.
@@ -25,10 +75,13 @@ std::vector<std::pair<std::string, std::string>> NodeSharing::observe(const std:
         mine.start_ns = time_ns;
     if (kind == wire::MessageKind::job_end) {
         changed = changed || !mine.ended || mine.end_ns != time_ns;
+        if (!mine.ended)
+            ++host.ended;
         mine.ended = true;
         mine.end_ns = time_ns;
     } else if (mine.ended && time_ns > mine.end_ns) {
         mine.ended = false;  // a new sampler for the same job id (restarted)
+        --host.ended;
         changed = true;
     }
     if (!changed)
@@ -42,26 +95,28 @@ std::vector<std::pair<std::string, std::string>> NodeSharing::observe(const std:
             continue;
         const int64_t other_end = other.ended ? other.end_ns : k_open;
         if (mine.start_ns <= other_end && other.start_ns <= my_end) {
-            mine.overlaps.insert(other_id);
-            other.overlaps.insert(job);
+            add_overlap(mine, other_id);
+            add_overlap(other, job);
             found.emplace_back(job, other_id);
             found.emplace_back(other_id, job);
         }
     }
-    // Forget what ended long ago.
-    for (auto j = host.jobs.begin(); j != host.jobs.end();) {
-        if (j->second.ended && host.latest_ns - j->second.end_ns > k_retention_ns)
-            j = host.jobs.erase(j);
-        else
-            ++j;
-    }
+    prune(host);
     return found;
 }
 
 void NodeSharing::forget(const std::string &job)
 {
-    for (auto &[name, host] : m_hosts)
-        host.jobs.erase(job);
+    for (auto h = m_hosts.begin(); h != m_hosts.end();) {
+        if (auto it = h->second.jobs.find(job); it != h->second.jobs.end())
+            erase(h->second, it);
+        if (h->second.jobs.empty()) {
+            m_bytes -= std::min(m_bytes, k_entry_bytes + heap(h->first));
+            h = m_hosts.erase(h);
+        } else {
+            ++h;
+        }
+    }
 }
 
 size_t NodeSharing::tracked(const std::string &host) const

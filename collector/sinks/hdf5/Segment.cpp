@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <array>
 #include <cmath>
+#include <cstring>
 #include <limits>
 
 namespace colmet::collector::hdf5 {
@@ -24,7 +25,6 @@ constexpr hsize_t k_chunk_target_bytes = 8 * 1024;
 constexpr hsize_t k_min_chunk_rows = 32;
 constexpr hsize_t k_max_chunk_rows = 4096;
 constexpr hsize_t k_time_chunk_rows = 1024;  // 8 KiB of int64
-constexpr size_t k_initial_rows = 32;         // row buffer capacity reserved at the first append
 
 hsize_t chunk_rows_for(size_t n_metrics)
 {
@@ -45,30 +45,53 @@ PropList create_plist(int rank, const hsize_t *chunk, int level)
 
 const char *kind_name(wire::MetricKind kind) { return kind == wire::MetricKind::counter ? "counter" : "gauge"; }
 
+size_t string_heap(const std::string &s) { return s.capacity() > 15 ? s.capacity() + 1 : 0; }
+
+// Bytes of descriptors in memory beyond sizeof(MetricDescriptor) each: their
+// strings on the heap (bounded by the bytes they took on the wire).
+size_t descriptor_bytes(const wire::BackendBlock &block)
+{
+    size_t bytes = block.metrics.size() * (sizeof(wire::MetricDescriptor) + 32);
+    if (block.metrics_wire)
+        return bytes + 2 * block.metrics_wire->size();
+    for (const auto &m : block.metrics)
+        bytes += m.name.size() + m.unit.size() + 2;
+    return bytes;
+}
+
 } // namespace
 
-Result<Segment> Segment::create(hid_t backend_group, const std::string &name,
-                                const std::vector<wire::MetricDescriptor> &metrics, int64_t started_ns,
-                                const SegmentOptions &options)
+Segment Segment::make(const wire::BackendBlock &block, int64_t started_ns)
 {
-    if (metrics.empty())
+    Segment seg;
+    seg.m_metrics = block.metrics;
+    seg.m_metrics_wire = block.metrics_wire;
+    seg.m_started_ns = started_ns;
+    seg.m_values = RowBuffer(sizeof(double) * std::max<size_t>(block.metrics.size(), 1));
+    return seg;
+}
+
+Result<void> Segment::create(hid_t backend_group, const std::string &name, const SegmentOptions &options)
+{
+    if (m_metrics.empty())
         return Error::invalid("a segment needs at least one metric");
     Group group{H5Gcreate2(backend_group, name.c_str(), H5P_DEFAULT, H5P_DEFAULT, H5P_DEFAULT)};
     if (!group)
         return h5_error("create group " + name);
     std::vector<std::string> names, units, kinds;
-    for (const auto &m : metrics) {
+    for (const auto &m : m_metrics) {
         names.push_back(m.name);
         units.push_back(m.unit);
         kinds.emplace_back(kind_name(m.kind));
     }
     for (auto r : {write_strs_attr(group.get(), "names", names), write_strs_attr(group.get(), "units", units),
-                   write_strs_attr(group.get(), "kinds", kinds), write_i64_attr(group.get(), "started_ns", started_ns)})
+                   write_strs_attr(group.get(), "kinds", kinds),
+                   write_i64_attr(group.get(), "started_ns", m_started_ns)})
         if (!r)
             return r.error();
 
-    const hsize_t n = metrics.size();
-    const hsize_t chunk_rows = chunk_rows_for(metrics.size());
+    const hsize_t n = m_metrics.size();
+    const hsize_t chunk_rows = chunk_rows_for(m_metrics.size());
     const hsize_t zero = 0, unlimited = H5S_UNLIMITED;
     Dataspace time_space{H5Screate_simple(1, &zero, &unlimited)};
     PropList time_dcpl = create_plist(1, &k_time_chunk_rows, options.compression_level);
@@ -88,13 +111,30 @@ Result<Segment> Segment::create(hid_t backend_group, const std::string &name,
                               value_dcpl.get(), H5P_DEFAULT)};
     if (!values)
         return h5_error("create dataset " + name + "/values");
-    Segment seg;
-    seg.m_group = std::move(group);
-    seg.m_metrics = metrics;
+    m_group = std::move(group);
     Datasets ds{std::move(time), std::move(values)};
-    if (auto r = seg.attach(ds, 0); !r)
+    if (auto r = attach(ds, 0); !r)
         return r.error().with_context(name);
-    return seg;
+    m_name = name;
+    return ok();
+}
+
+void Segment::adopt(Segment &&existing)
+{
+    m_name = std::move(existing.m_name);
+    m_group = std::move(existing.m_group);
+    m_rows_on_disk = existing.m_rows_on_disk;
+    m_time_out = std::move(existing.m_time_out);
+    m_values_out = std::move(existing.m_values_out);
+}
+
+Result<void> Segment::reopen_group(hid_t backend_group)
+{
+    auto group = open_group(backend_group, m_name);
+    if (!group)
+        return group.error();
+    m_group = std::move(*group);
+    return ok();
 }
 
 Result<void> Segment::attach(const Datasets &ds, uint64_t rows)
@@ -111,8 +151,22 @@ Result<void> Segment::attach(const Datasets &ds, uint64_t rows)
     return ok();
 }
 
-Result<Segment> Segment::open(hid_t backend_group, const std::string &name)
+namespace {
+
+hsize_t chunk_rows_of(hid_t dataset)
 {
+    PropList dcpl{H5Dget_create_plist(dataset)};
+    std::array<hsize_t, 2> chunk{};
+    if (!dcpl || H5Pget_chunk(dcpl.get(), 2, chunk.data()) < 1)
+        return 1;
+    return std::max<hsize_t>(chunk[0], 1);
+}
+
+} // namespace
+
+Result<Segment> Segment::open(hid_t backend_group, const std::string &name, uint64_t *lost_rows)
+{
+    *lost_rows = 0;
     auto group = open_group(backend_group, name);
     if (!group)
         return group.error();
@@ -133,6 +187,7 @@ Result<Segment> Segment::open(hid_t backend_group, const std::string &name)
         seg.m_metrics.push_back(std::move(m));
     }
     seg.m_group = std::move(*group);
+    seg.m_values = RowBuffer(sizeof(double) * seg.m_metrics.size());
     auto ds = seg.open_datasets();
     if (!ds)
         return ds.error();
@@ -145,8 +200,29 @@ Result<Segment> Segment::open(hid_t backend_group, const std::string &name)
     if (H5Sget_simple_extent_ndims(space.get()) != 2 ||
         H5Sget_simple_extent_dims(space.get(), dims.data(), nullptr) < 0 || dims[1] != seg.m_metrics.size())
         return Error::invalid(name + ": values do not have one column per name");
-    if (auto r = seg.attach(*ds, *time_rows); !r)
-        return r.error().with_context(name);
+    uint64_t rows = *time_rows;
+    for (int attempt = 0;; ++attempt) {
+        auto time_out = ChunkAppender::attach(ds->time.get(), H5T_NATIVE_INT64, rows);
+        auto values_out = time_out ? ChunkAppender::attach(ds->values.get(), H5T_NATIVE_DOUBLE, rows)
+                                   : Result<ChunkAppender>(time_out.error());
+        if (time_out && values_out) {
+            seg.m_time_out.emplace(std::move(*time_out));
+            seg.m_values_out.emplace(std::move(*values_out));
+            seg.m_rows_on_disk = rows;
+            break;
+        }
+        const Error &e = time_out ? values_out.error() : time_out.error();
+        if (e.code() != Errc::parse || attempt == 2)
+            return e.with_context(name + (time_out ? "/values" : "/time"));
+        // Cut both datasets where the unreadable chunk starts.
+        const hsize_t keep = rows - rows % chunk_rows_of(time_out ? ds->values.get() : ds->time.get());
+        const std::array<hsize_t, 2> value_dims{keep, dims[1]};
+        if (H5Dset_extent(ds->time.get(), &keep) < 0 || H5Dset_extent(ds->values.get(), value_dims.data()) < 0)
+            return h5_error("cut " + name + " to " + std::to_string(keep) + " rows");
+        *lost_rows += rows - keep;
+        rows = keep;
+    }
+    seg.m_name = name;
     return seg;
 }
 
@@ -179,17 +255,15 @@ bool Segment::matches(const wire::BackendBlock &block)
 
 void Segment::append(int64_t time_ns, const std::vector<double> &values)
 {
+    std::memcpy(m_times.append(), &time_ns, sizeof time_ns);
     const size_t n = m_metrics.size();
-    if (m_times.capacity() == 0) {
-        // Room for the rows of a few flush intervals at once; flush() keeps
-        // the capacity, so steady appends do not allocate.
-        m_times.reserve(k_initial_rows);
-        m_buffer.reserve(k_initial_rows * n);
-    }
-    m_times.push_back(time_ns);
     const size_t copied = std::min(n, values.size());
-    m_buffer.insert(m_buffer.end(), values.begin(), values.begin() + static_cast<std::ptrdiff_t>(copied));
-    m_buffer.resize(m_buffer.size() + (n - copied), std::numeric_limits<double>::quiet_NaN());
+    unsigned char *row = m_values.append();
+    if (copied > 0)
+        std::memcpy(row, values.data(), copied * sizeof(double));
+    const double nan = std::numeric_limits<double>::quiet_NaN();
+    for (size_t i = copied; i < n; ++i)
+        std::memcpy(row + i * sizeof(double), &nan, sizeof nan);
 }
 
 void Segment::note_status(const std::string &status)
@@ -203,48 +277,69 @@ void Segment::note_status(const std::string &status)
 Result<size_t> Segment::flush(ChunkCodec &codec, size_t *dropped)
 {
     *dropped = 0;
-    const size_t k = m_times.size();
+    const size_t k = m_times.rows();
     if (k == 0)
         return size_t{0};
-    const hsize_t n = m_metrics.size();
-    const hsize_t old_rows = m_rows_on_disk, new_rows = old_rows + k;
-    // An appender changes only when its write succeeds: keep their states
-    // to put them back when the other one (or closing) fails.
-    ChunkAppender time_before = *m_time_out, values_before = *m_values_out;
     auto ds = open_datasets();
-    Result<void> written = ds ? m_time_out->append(ds->time.get(), m_times.data(), k, codec) : ds.error();
+    auto copy_from = [](const RowBuffer &buffer) {
+        return [&buffer](size_t first, size_t count, unsigned char *dst) { buffer.copy(first, count, dst); };
+    };
+    Result<void> written = ds ? m_time_out->append(ds->time.get(), copy_from(m_times), k, codec) : ds.error();
     if (written)
-        written = m_values_out->append(ds->values.get(), m_buffer.data(), k, codec);
+        written = m_values_out->append(ds->values.get(), copy_from(m_values), k, codec);
     m_times.clear();
-    m_buffer.clear();
-    bool ok = static_cast<bool>(written);
-    if (ok) {
+    m_values.clear();
+    if (written) {
         // Closing releases the datasets' metadata to the file's cache.
-        ok = ds->values.reset() && ds->time.reset();
-        if (!ok)
+        if (!ds->values.reset() || !ds->time.reset())
             written = h5_error("close datasets");
     }
-    if (ok && m_status_dirty) {
+    if (!written) {
+        // No rollback: after an HDF5 error the file is closed without a
+        // further write (JobFile::abandon) and opened again later.
+        *dropped = k;
+        return written.error().with_context("write " + std::to_string(k) + " rows");
+    }
+    if (m_status_dirty) {
         // Best effort: a status that cannot be written does not lose rows.
         if (write_str_attr(m_group.get(), "last_status", m_status))
             m_status_dirty = false;
         H5Eclear2(H5E_DEFAULT);
     }
-    if (ok) {
-        m_rows_on_disk = new_rows;
-        return k;
-    }
-    Error error = written.error().with_context("write " + std::to_string(k) + " rows");
-    *m_time_out = std::move(time_before);
-    *m_values_out = std::move(values_before);
-    if (ds && ds->time && ds->values) {
-        const std::array<hsize_t, 2> old_dims{old_rows, n};
-        H5Dset_extent(ds->time.get(), &old_rows);
-        H5Dset_extent(ds->values.get(), old_dims.data());
-    }
-    H5Eclear2(H5E_DEFAULT);
-    *dropped = k;
-    return error;
+    m_rows_on_disk += k;
+    return k;
+}
+
+size_t Segment::drop_pending()
+{
+    const size_t k = m_times.rows();
+    m_times.clear();
+    m_values.clear();
+    return k;
+}
+
+size_t Segment::memory_bytes() const
+{
+    size_t bytes = sizeof(Segment) + string_heap(m_name) + string_heap(m_status);
+    bytes += m_metrics.capacity() * sizeof(wire::MetricDescriptor);
+    for (const auto &m : m_metrics)
+        bytes += string_heap(m.name) + string_heap(m.unit);
+    bytes += m_times.memory_bytes() + m_values.memory_bytes();
+    if (m_time_out)
+        bytes += m_time_out->memory_bytes();
+    if (m_values_out)
+        bytes += m_values_out->memory_bytes();
+    return bytes;
+}
+
+size_t Segment::append_bound(const wire::BackendBlock &block, bool new_segment)
+{
+    size_t bytes = RowBuffer::growth_bound(sizeof(int64_t)) +
+                   RowBuffer::growth_bound(sizeof(double) * std::max<size_t>(block.metrics.size(), 1)) +
+                   block.status.size() + 1;
+    if (new_segment)
+        bytes += sizeof(Segment) + descriptor_bytes(block);
+    return bytes;
 }
 
 } // namespace colmet::collector::hdf5

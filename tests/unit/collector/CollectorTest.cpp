@@ -1,5 +1,6 @@
 #include "collector/Collector.hpp"
 #include "collector/SequenceTracker.hpp"
+#include "common/clock.hpp"
 #include "wire/codec.hpp"
 
 #include <gtest/gtest.h>
@@ -33,15 +34,17 @@ private:
     std::vector<Recorded> &m_out;
 };
 
-std::string encoded(uint64_t seq, uint64_t dropped = 0, const std::string &sender = "s1")
+std::string encoded(uint64_t seq, uint64_t dropped = 0, const std::string &sender = "s1",
+                    wire::MessageKind kind = wire::MessageKind::sample, const std::string &job = "1")
 {
     wire::Message m;
+    m.kind = kind;
     m.host = "h";
-    m.job_id = "1";
+    m.job_id = job;
     m.sender = sender;
     m.seq = seq;
     m.dropped = dropped;
-    m.time_ns = 5;
+    m.time_ns = realtime_ns();  // the admission checks refuse times far from the collector's clock
     std::string bytes;
     EXPECT_TRUE(wire::encode(m, bytes));
     return bytes;
@@ -129,6 +132,53 @@ TEST(Collector, bad_frames_are_counted_by_reason_and_never_reach_sinks)
     EXPECT_EQ(s.rejected, 3u);
     EXPECT_EQ(s.accepted, 1u);
     EXPECT_NE(s.to_string().find("rejected 3"), std::string::npos);
+}
+
+TEST(Collector, refused_messages_are_counted_by_reason_and_never_reach_sinks)
+{
+    std::vector<Recorded> a;
+    std::vector<std::unique_ptr<Sink>> sinks;
+    sinks.push_back(std::make_unique<RecordingSink>(a));
+    Collector c(std::move(sinks));
+    auto send = [&](const std::string &bytes) { c.handle_frame(bytes.data(), bytes.size(), false, 1); };
+    send(encoded(0, 0, "s1", wire::MessageKind::job_start));
+    send(encoded(0, 0, "s1", wire::MessageKind::job_start));  // a replayed job_start
+    send(encoded(5'000'000));                                  // a seq no sampler reaches
+    wire::Message old;
+    old.host = "h";
+    old.job_id = "1";
+    old.sender = "s2";
+    old.time_ns = 5;  // 1970
+    std::string bytes;
+    ASSERT_TRUE(wire::encode(old, bytes));
+    send(bytes);
+    send(encoded(1));
+    ASSERT_EQ(a.size(), 2u);
+    EXPECT_EQ(a[1].delivery.lost, 0u);  // the refused seq was never tracked
+    const auto &s = c.stats();
+    EXPECT_EQ(s.received, 5u);
+    EXPECT_EQ(s.accepted, 2u);
+    EXPECT_EQ(s.rejected, 3u);
+    EXPECT_EQ(s.refused_job_restart, 1u);
+    EXPECT_EQ(s.refused_sequence, 1u);
+    EXPECT_EQ(s.refused_clock, 1u);
+    EXPECT_NE(s.to_string().find("refused 3 [clock 1, sequence 1, job_start 1]"), std::string::npos)
+        << s.to_string();
+}
+
+TEST(Collector, takes_its_admission_limits)
+{
+    std::vector<Recorded> a;
+    std::vector<std::unique_ptr<Sink>> sinks;
+    sinks.push_back(std::make_unique<RecordingSink>(a));
+    Collector c(std::move(sinks), {.max_jobs_per_host = 1});
+    auto first = encoded(0, 0, "s1", wire::MessageKind::job_start, "1");
+    auto second = encoded(0, 0, "s2", wire::MessageKind::job_start, "2");
+    c.handle_frame(first.data(), first.size(), false, 1);
+    c.handle_frame(second.data(), second.size(), false, 1);
+    EXPECT_EQ(a.size(), 1u);
+    EXPECT_EQ(c.stats().refused_jobs_per_host, 1u);
+    EXPECT_NE(c.stats().to_string().find("refused 1 [jobs_per_host 1]"), std::string::npos) << c.stats().to_string();
 }
 
 TEST(Collector, tick_and_close_reach_sinks)

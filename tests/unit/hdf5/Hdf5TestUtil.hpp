@@ -111,6 +111,10 @@ public:
     // a process with different locking settings (colmet turns locking off).
     void close() { m_file.reset(); }
     bool exists(const std::string &path) const { return H5Lexists(m_file.get(), path.c_str(), H5P_DEFAULT) > 0; }
+    bool has_attr(const std::string &object, const char *name) const
+    {
+        return H5Aexists_by_name(m_file.get(), object.c_str(), name, H5P_DEFAULT) > 0;
+    }
 
     std::vector<int64_t> time(const std::string &segment) const
     {

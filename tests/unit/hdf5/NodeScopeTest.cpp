@@ -8,6 +8,8 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
+
 using namespace colmet;
 using namespace colmet::test::h5;
 
@@ -51,6 +53,40 @@ TEST(NodeSharingTest, overlaps_by_time_not_by_arrival)
     EXPECT_EQ(s.tracked("n1"), 2u);
 }
 
+TEST(NodeSharingTest, ended_intervals_kept_per_host_are_bounded)
+{
+    collector::hdf5::NodeSharing s;
+    using collector::hdf5::NodeSharing;
+    // 1,000 jobs one after the other on one host: what a new job compares
+    // itself with does not grow with the host's history.
+    for (int j = 0; j < 1000; ++j) {
+        const std::string id = "j" + std::to_string(j);
+        s.observe("n1", id, MessageKind::job_start, k_t0 + j * k_second);
+        s.observe("n1", id, MessageKind::job_end, k_t0 + j * k_second + k_second / 2);
+    }
+    EXPECT_LE(s.tracked("n1"), NodeSharing::k_max_ended);
+    const size_t bytes = s.memory_bytes();
+    for (int j = 1000; j < 2000; ++j) {
+        const std::string id = "j" + std::to_string(j);
+        s.observe("n1", id, MessageKind::job_start, k_t0 + j * k_second);
+        s.observe("n1", id, MessageKind::job_end, k_t0 + j * k_second + k_second / 2);
+    }
+    EXPECT_LE(s.memory_bytes(), bytes + 1024) << "memory does not grow with the number of jobs seen";
+    // A job still open is kept, whatever ended after it.
+    s.observe("n1", "long", MessageKind::job_start, k_t0);
+    for (int j = 2000; j < 2200; ++j) {
+        const std::string id = "j" + std::to_string(j);
+        s.observe("n1", id, MessageKind::job_start, k_t0 + j * k_second);
+        s.observe("n1", id, MessageKind::job_end, k_t0 + j * k_second + k_second / 2);
+    }
+    auto found = s.observe("n1", "late", MessageKind::job_start, k_t0 + 3000 * k_second);
+    using P = std::pair<std::string, std::string>;
+    EXPECT_NE(std::find(found.begin(), found.end(), P{"late", "long"}), found.end());
+    s.forget("long");
+    s.forget("late");
+    EXPECT_LE(s.tracked("n1"), NodeSharing::k_max_ended);
+}
+
 TEST_F(NodeScopeTest, jobs_sharing_a_host_name_each_other_and_a_job_elsewhere_names_none)
 {
     auto sink = make_sink(options(m_dir));
@@ -82,20 +118,74 @@ TEST_F(NodeScopeTest, jobs_sharing_a_host_name_each_other_and_a_job_elsewhere_na
     EXPECT_EQ(attr("4", "node-1"), std::vector<std::string>{});
 }
 
-TEST_F(NodeScopeTest, an_overlap_learned_after_a_job_ended_reaches_its_closed_file)
+TEST_F(NodeScopeTest, an_overlap_learned_after_a_job_ended_waits_until_its_file_is_opened_again)
 {
     auto sink = make_sink(options(m_dir));
     sink->consume(job_start("1", "node-1", k_t0, "2"), at(1));
     sink->consume(message(MessageKind::job_end, "1", "node-1", k_t0 + 10 * k_second), at(2));
     EXPECT_EQ(sink->open_files(), 0u);
-    // Job 2 started during job 1 but its first message arrives now.
+    // Job 2 started during job 1 but its first message arrives now: job 1's
+    // file is not reopened for it.
     sink->consume(job_start("2", "node-1", k_t0 + 3 * k_second, "2"), at(3));
+    EXPECT_EQ(sink->stats().files_opened, 2u);
+    sink->tick(4);
+    EXPECT_EQ(sink->stats().files_opened, 2u);
+    {
+        Reader r(collector::job_file_path(m_dir, "1"));
+        ASSERT_TRUE(r.ok());
+        EXPECT_FALSE(r.has_attr("/hosts/node-1", "overlapping_jobs"));
+    }
+    // A late message of job 1 opens its file: the pending overlap goes in.
+    sink->consume(message(MessageKind::sample, "1", "node-1", k_t0 + 9 * k_second, {cpu_block(1, 1, 0)}), at(5));
     sink->close_all();
     Reader r(collector::job_file_path(m_dir, "1"));
     ASSERT_TRUE(r.ok());
     EXPECT_EQ(r.strings("/hosts/node-1", "overlapping_jobs"), std::vector<std::string>{"2"});
     Reader r2(collector::job_file_path(m_dir, "2"));
     EXPECT_EQ(r2.strings("/hosts/node-1", "overlapping_jobs"), std::vector<std::string>{"1"});
+}
+
+TEST_F(NodeScopeTest, a_pending_overlap_of_a_forgotten_job_is_dropped)
+{
+    auto o = options(m_dir);
+    o.idle_close_s = 60;
+    auto sink = make_sink(o);
+    sink->consume(job_start("1", "node-1", k_t0, "2"), at(1));
+    sink->consume(message(MessageKind::job_end, "1", "node-1", k_t0 + 10 * k_second), at(2));
+    sink->consume(job_start("2", "node-1", k_t0 + 3 * k_second, "2"), at(3));
+    sink->tick(100 * k_second);  // job 1 silent for 60 s: forgotten with its pending overlap
+    sink->consume(message(MessageKind::sample, "1", "node-1", k_t0 + 9 * k_second, {cpu_block(1, 1, 0)}),
+                  at(101 * k_second));
+    sink->close_all();
+    Reader r(collector::job_file_path(m_dir, "1"));
+    ASSERT_TRUE(r.ok());
+    EXPECT_FALSE(r.has_attr("/hosts/node-1", "overlapping_jobs"));
+}
+
+// 600 jobs on one host: each job's start opens its own file once, never
+// another job's (recording overlaps used to reopen every closed file).
+TEST_F(NodeScopeTest, six_hundred_jobs_on_one_host_open_each_file_once)
+{
+    auto sink = make_sink(options(m_dir));
+    const int jobs = 600;
+    int64_t mono = 1;
+    for (int j = 0; j < jobs; ++j) {
+        const std::string id = std::to_string(1000 + j);
+        sink->consume(job_start(id, "fat-node", k_t0 + j * k_second, "1"), at(++mono));
+        sink->consume(message(MessageKind::sample, id, "fat-node", k_t0 + (j + 1) * k_second, {cpu_block(j, j, 0)}),
+                      at(++mono));
+    }
+    auto stats = sink->stats();
+    EXPECT_EQ(stats.files_opened, static_cast<uint64_t>(jobs)) << "no file was opened twice";
+    EXPECT_EQ(stats.write_errors, 0u);
+    EXPECT_LE(stats.memory_estimate_bytes, collector::Hdf5Options{}.memory_budget_bytes);
+    sink->close_all();
+    for (int j : {0, 299, 599}) {
+        Reader r(collector::job_file_path(m_dir, std::to_string(1000 + j)));
+        ASSERT_TRUE(r.ok());
+        auto others = r.strings("/hosts/fat-node", "overlapping_jobs");
+        EXPECT_EQ(others.size(), static_cast<size_t>(jobs - 1)) << j;
+    }
 }
 
 TEST_F(NodeScopeTest, node_backends_are_marked_and_the_summary_has_the_energy)

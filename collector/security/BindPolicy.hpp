@@ -1,0 +1,23 @@
+// Where an unauthenticated collector may listen. Without CURVE keys any
+// process that reaches the port can write into any job's file, so the
+// collector listens on the loopback only, unless the site says
+// allow-unauthenticated = yes (then it warns at every start).
+#pragma once
+
+#include "common/result.hpp"
+
+#include <string>
+
+namespace colmet::collector {
+
+inline constexpr const char *k_default_bind_secure = "tcp://0.0.0.0:5556";
+inline constexpr const char *k_default_bind_loopback = "tcp://127.0.0.1:5556";
+
+// tcp:// on 127.0.0.0/8, ::1, localhost or the "lo" interface; ipc:// and
+// inproc:// (local by nature).
+bool is_loopback_endpoint(const std::string &uri);
+
+// Ok, or the reason the collector must not listen there.
+Result<void> check_bind(const std::string &uri, bool authenticated, bool allow_unauthenticated);
+
+} // namespace colmet::collector

@@ -1,0 +1,166 @@
+// libFuzzer target for the collector's path from frames to HDF5 files:
+// sequences of messages, not single frames. The input is a sequence of
+// records (SinkInput.hpp): each frame goes through Collector::handle_frame
+// (decoding, admission checks, sequence tracking) into an Hdf5Sink, and the
+// records' control bits drive tick() (flushes, idle closes) and flush_all().
+// The collector's clock advances 10 ms per frame. Crashes, leaks, sanitizer
+// reports or timeouts are bugs.
+//
+// The collector and its sink live across inputs, as in the daemon: a later
+// input appends to the files of an earlier one (the reopen paths). Every
+// k_reset_every inputs everything is closed, the output directory (under
+// $TMPDIR) is emptied, and a fresh collector starts. To reproduce a crash
+// from one input alone, set COLMET_FUZZ_SINK_RESET=1 (a reset before every
+// input); COLMET_FUZZ_LOG=1 keeps the collector's log, COLMET_FUZZ_SINK_KEEP=1
+// the files of the last inputs (the directory is named at exit).
+//
+// The seeds (tests/fuzz/corpus/sink/) carry fixed times, so the admission
+// check of times is off here; every other check is on.
+// make_sink_seeds (make_sink_seeds.cpp) remakes them:
+//   build-fuzz/bin/make_sink_seeds tests/fuzz/corpus/sink
+#include "SinkInput.hpp"
+#include "collector/Collector.hpp"
+#include "collector/sinks/hdf5/Hdf5Sink.hpp"
+
+#include <spdlog/spdlog.h>
+
+#include <algorithm>
+#include <cstdint>
+#include <cstdio>
+#include <cstdlib>
+#include <filesystem>
+#include <memory>
+#include <string>
+#include <system_error>
+#include <vector>
+
+namespace fs = std::filesystem;
+using namespace colmet;
+
+namespace {
+
+constexpr unsigned k_reset_every = 200;
+constexpr int64_t k_start_ns = 1'000'000'000'000;  // the fake CLOCK_MONOTONIC after a reset
+constexpr int64_t k_frame_ns = 10'000'000;
+
+struct Harness {
+    fs::path dir;
+    std::unique_ptr<collector::Collector> collector;
+    int64_t now_ns = k_start_ns;
+    unsigned inputs = 0;
+    unsigned reset_every = k_reset_every;
+};
+
+// Only job files (and corrupt ones set aside) may appear in the directory.
+void check_and_empty(const fs::path &dir)
+{
+    for (const auto &entry : fs::directory_iterator(dir)) {
+        const std::string name = entry.path().filename().string();
+        const bool job_file = name.ends_with(".h5") || name.find(".h5.corrupt-") != std::string::npos;
+        if (!entry.is_regular_file() || !job_file) {
+            std::fprintf(stderr, "fuzz_sink: unexpected entry %s\n", entry.path().c_str());
+            std::abort();
+        }
+    }
+    for (const auto &entry : fs::directory_iterator(dir))
+        fs::remove(entry.path());
+}
+
+void reset(Harness &h)
+{
+    if (h.collector) {
+        h.collector->close_all();
+        h.collector.reset();
+    }
+    check_and_empty(h.dir);
+    collector::Hdf5Options options;
+    options.dir = h.dir;
+    options.max_open_files = 4;  // the least recently used files close too
+    options.idle_close_s = 30;
+    options.flush_interval_s = 2;
+    options.batch_rows = 8;      // segments fill within one input
+    auto sink = collector::make_hdf5_sink(options);
+    if (!sink) {
+        std::fprintf(stderr, "fuzz_sink: %s\n", sink.error().message().c_str());
+        std::abort();
+    }
+    std::vector<std::unique_ptr<collector::Sink>> sinks;
+    sinks.push_back(std::move(*sink));
+    h.collector = std::make_unique<collector::Collector>(std::move(sinks),
+                                                         collector::AdmissionLimits{.max_clock_skew_s = 0});
+    h.now_ns = k_start_ns;
+    h.inputs = 0;
+}
+
+Harness &harness()
+{
+    static Harness h = [] {
+        Harness made;
+        std::string pattern = (fs::temp_directory_path() / "colmet-fuzz-sink.XXXXXX").string();
+        if (!mkdtemp(pattern.data())) {
+            std::perror("fuzz_sink: mkdtemp");
+            std::abort();
+        }
+        made.dir = pattern;
+        if (const char *every = std::getenv("COLMET_FUZZ_SINK_RESET"))
+            made.reset_every = std::max(1, std::atoi(every));
+        return made;
+    }();
+    return h;
+}
+
+void remove_dir()
+{
+    auto &h = harness();
+    h.collector.reset();
+    if (std::getenv("COLMET_FUZZ_SINK_KEEP")) {
+        std::fprintf(stderr, "fuzz_sink: files kept in %s\n", h.dir.c_str());
+        return;
+    }
+    std::error_code ec;
+    fs::remove_all(h.dir, ec);
+}
+
+} // namespace
+
+extern "C" int LLVMFuzzerInitialize(int *, char ***)
+{
+    if (!std::getenv("COLMET_FUZZ_LOG"))
+        spdlog::set_level(spdlog::level::off);
+    reset(harness());
+    std::atexit(remove_dir);
+    return 0;
+}
+
+extern "C" int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
+{
+    Harness &h = harness();
+    if (h.inputs++ >= h.reset_every)
+        reset(h);
+    collector::Collector &c = *h.collector;
+    fuzz::for_each_record(data, size, [&](std::string_view frame, fuzz::After after) {
+        if (!frame.empty()) {
+            h.now_ns += k_frame_ns;
+            c.handle_frame(frame.data(), frame.size(), false, h.now_ns);
+        }
+        switch (after) {
+        case fuzz::After::nothing:
+            break;
+        case fuzz::After::tick:
+            h.now_ns += 1'000'000'000;
+            c.tick(h.now_ns);
+            break;
+        case fuzz::After::flush_all:
+            c.flush_all(h.now_ns);
+            break;
+        case fuzz::After::idle:
+            h.now_ns += 61'000'000'000;
+            c.tick(h.now_ns);
+            break;
+        }
+    });
+    const auto &s = c.stats();
+    if (s.accepted + s.rejected > s.received)
+        std::abort();
+    return 0;
+}

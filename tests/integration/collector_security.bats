@@ -1,0 +1,358 @@
+#!/usr/bin/env bats
+# A collector exposed to a cluster, attacked as a user on a compute node
+# would: CURVE keys (colmet-keygen), the ZAP check of every connection, the
+# binding of a key to its host, the loopback-only default, connection
+# limits, frame limits, SIGHUP key reload. A throw-away unprivileged user
+# plays the attacker; colmet-forge (tests/tools/forge.cpp) is its plain
+# ZeroMQ client.
+
+load helpers
+
+setup() {
+  require_root
+  require_h5py
+  KEYS="$BATS_TEST_TMPDIR/keys"
+  OUT="$BATS_TEST_TMPDIR/out"
+  LOG="$BATS_TEST_TMPDIR/collector.log"
+  PORT=$(free_port)
+  URI="tcp://127.0.0.1:$PORT"
+  mkdir -p "$KEYS/nodes.d" "$OUT"
+  MALLORY="colmet-mallory-$$"
+  useradd --system --no-create-home --shell /usr/sbin/nologin "$MALLORY"
+  chmod 755 "$BATS_TEST_TMPDIR"
+}
+
+teardown() {
+  [ -n "${NODE_PID:-}" ] && kill -9 "$NODE_PID" 2>/dev/null || true
+  [ -n "${COLLECTOR_PID:-}" ] && kill -9 "$COLLECTOR_PID" 2>/dev/null || true
+  pkill -9 -u "$MALLORY" 2>/dev/null || true
+  userdel "$MALLORY" 2>/dev/null || true
+  [ -n "${REL:-}" ] && remove_job_cgroup "$REL"
+  rmdir "$CGROOT"/*/colmet-test "$CGROOT/colmet-test" 2>/dev/null || true
+  cat "$LOG" 2>/dev/null | tail -40 || true
+}
+
+# keys: a collector key pair and node keys for node042 and node043.
+make_keys() {
+  "$COLMET_BIN/colmet-keygen" --secret-key "$KEYS/collector.key" --public-key "$KEYS/collector.pub" --host collector
+  for n in node042 node043; do
+    "$COLMET_BIN/colmet-keygen" --secret-key "$KEYS/$n.key" --public-key "$KEYS/nodes.d/$n.pub" --host "$n"
+  done
+}
+
+start_secure_collector() {
+  "$COLMET_BIN/colmet-collector" --config /dev/null --zeromq-bind-uri "$URI" --hdf5-dir "$OUT" \
+    --curve-secret-key "$KEYS/collector.key" --nodes-dir "$KEYS/nodes.d" --flush-interval 0.2 -v "$@" \
+    2>>"$LOG" &
+  COLLECTOR_PID=$!
+  wait_for_log "listening on"
+}
+
+wait_for_log() {  # wait_for_log TEXT [tries of 0.1 s]
+  for _ in $(seq "${2:-100}"); do grep -q "$1" "$LOG" 2>/dev/null && return 0; sleep 0.1; done
+  echo "not in the log: $1"; return 1
+}
+
+as_mallory() { setpriv --reuid="$MALLORY" --regid=nogroup --clear-groups "$@"; }
+
+forge() { "$COLMET_BIN/colmet-forge" --uri "$URI" "$@"; }
+
+# stopped_stats: the collector's last statistics line, after SIGTERM.
+stop_collector() {
+  stop_pid "$COLLECTOR_PID" 10; COLLECTOR_PID=
+  grep "stopped:" "$LOG" | tail -1
+}
+
+@test "colmet-keygen makes a private key pair and a public line; it never overwrites without --force" {
+  make_keys
+  [ "$(stat -c %a "$KEYS/node042.key")" = 600 ]
+  [ "$(stat -c %a "$KEYS/nodes.d/node042.pub")" = 644 ]
+  grep -Eq '^node042 .{40}$' "$KEYS/nodes.d/node042.pub"
+  # --public-of prints the same line again from the key pair.
+  [ "$("$COLMET_BIN/colmet-keygen" --public-of "$KEYS/node042.key" --host node042)" = \
+    "$(grep -v '^#' "$KEYS/nodes.d/node042.pub")" ]
+  run "$COLMET_BIN/colmet-keygen" --secret-key "$KEYS/node042.key" --host node042
+  [ "$status" -eq 73 ]
+  [[ "$output" == *"exists; give --force to replace it"* ]]
+  run "$COLMET_BIN/colmet-keygen"
+  [ "$status" -eq 64 ]
+  # A user cannot read a node's secret key.
+  run as_mallory cat "$KEYS/node042.key"
+  [ "$status" -ne 0 ]
+}
+
+@test "with CURVE a real colmet-node's samples are stored; a forged host, another node's key or no key are refused" {
+  make_keys
+  start_secure_collector
+  REL="/colmet-test/sec-$$"
+  make_job_cgroup "$REL"
+  # The real node: its own key, its own host name.
+  "$COLMET_BIN/colmet-node" --config /dev/null --job-id 77 --cgroup "$REL" --hostname node042 \
+    --zeromq-uri "$URI" --curve-server-key "$KEYS/collector.pub" --curve-secret-key "$KEYS/node042.key" \
+    --sample-period 0.2 --control-dir "" --user alice 2>"$BATS_TEST_TMPDIR/node.log" &
+  NODE_PID=$!
+  sleep 1.5
+
+  # Mallory on node042 cannot read its key: a plain ZeroMQ client, no key.
+  as_mallory "$COLMET_BIN/colmet-forge" --uri "$URI" --host evilhost --job 77 --meta user=mallory \
+    --kind job_start --linger 1000
+  as_mallory "$COLMET_BIN/colmet-forge" --uri "$URI" --host node042 --job 77 --kind job_end --value 1e12 \
+    --linger 1000
+  # The same, as her own colmet-node: it cannot read the node's key either.
+  run as_mallory "$COLMET_BIN/colmet-node" --config /dev/null --job-id 77 --cgroup "$REL" --hostname node042 \
+    --zeromq-uri "$URI" --curve-server-key "$KEYS/collector.pub" --curve-secret-key "$KEYS/node042.key" \
+    --control-dir ""
+  [ "$status" -eq 64 ]
+  [[ "$output" == *"node key: read key-pair file $KEYS/node042.key: Permission denied"* ]]
+  # Root on node043 (trusted for node043 only) speaking for node042.
+  forge --server-key "$KEYS/collector.pub" --secret-key "$KEYS/node043.key" --host node042 --job 77 \
+    --kind job_end --count 3
+  # A key nobody registered.
+  "$COLMET_BIN/colmet-keygen" --secret-key "$BATS_TEST_TMPDIR/stranger.key" --host node042 >/dev/null
+  forge --server-key "$KEYS/collector.pub" --secret-key "$BATS_TEST_TMPDIR/stranger.key" --host node042 \
+    --job 77 --kind job_end --linger 1000 &
+  sleep 1.5
+  stop_pid "$NODE_PID" 5; NODE_PID=
+  stats=$(stop_collector)
+  echo "$stats"
+  wait
+
+  # Only node042's real samples are in job 77's file; nothing else was made.
+  [ "$(ls "$OUT")" = "77.h5" ]
+  [ "$(h5 "$OUT/77.h5" 'sorted(f["hosts"])')" = "['node042']" ]
+  [ "$(h5 "$OUT/77.h5" 'f["hosts"]["node042"].attrs["user"]')" = alice ]
+  [ "$(h5 "$OUT/77.h5" 'int(f["summary"].attrs["samples_lost"])')" = 0 ]
+  [ "$(h5 "$OUT/77.h5" 'int(f["hosts"]["node042"]["cgroup_cpu"]["segment_0"]["time"].shape[0] >= 5)')" = 1 ]
+  # Counted: 3 messages under node043's key; connections without a key
+  # (mallory's two, and her colmet-node never got that far) fail their
+  # handshake; the stranger's key is refused by the ZAP handler.
+  [[ "$stats" == *"unauthorized 3"* ]]
+  [[ "$stats" =~ ([0-9]+)\ failed\ handshakes ]] && [ "${BASH_REMATCH[1]}" -ge 2 ]
+  [[ "$stats" =~ node\ keys:\ [0-9]+\ accepted,\ ([0-9]+)\ refused ]] && [ "${BASH_REMATCH[1]}" -ge 1 ]
+  grep -q "refused a connection from 127.0.0.1: unknown node key" "$LOG"
+  grep -q "host 'node042' (job 77) sent under key .*, which is not registered for that host" "$LOG"
+}
+
+@test "without keys the collector listens on the loopback only, unless allow-unauthenticated says yes" {
+  run "$COLMET_BIN/colmet-collector" --config /dev/null --hdf5-dir "$OUT" --zeromq-bind-uri "tcp://0.0.0.0:$PORT"
+  [ "$status" -eq 64 ]
+  [[ "$output" == *"refusing to listen on tcp://0.0.0.0:$PORT without authentication"* ]]
+  # The default address without keys is the loopback.
+  "$COLMET_BIN/colmet-collector" --config /dev/null --hdf5-dir "$OUT" -v 2>>"$LOG" &
+  COLLECTOR_PID=$!
+  wait_for_log "listening on tcp://127.0.0.1:5556 (no authentication)" || wait_for_log "Address already in use"
+  stop_pid "$COLLECTOR_PID" 5; COLLECTOR_PID=
+  # Explicitly open: it runs, with a warning at every start.
+  "$COLMET_BIN/colmet-collector" --config /dev/null --hdf5-dir "$OUT" --zeromq-bind-uri "tcp://0.0.0.0:$PORT" \
+    --allow-unauthenticated -v 2>>"$LOG" &
+  COLLECTOR_PID=$!
+  wait_for_log "listening on tcp://0.0.0.0:$PORT"
+  grep -q "WITHOUT AUTHENTICATION (allow-unauthenticated)" "$LOG"
+  # And from the configuration file, as a site would set it.
+  printf '[collector]\nallow-unauthenticated = yes\n' > "$BATS_TEST_TMPDIR/colmet.conf"
+  stop_pid "$COLLECTOR_PID" 5; COLLECTOR_PID=
+  : > "$LOG"
+  "$COLMET_BIN/colmet-collector" --config "$BATS_TEST_TMPDIR/colmet.conf" --hdf5-dir "$OUT" \
+    --zeromq-bind-uri "tcp://0.0.0.0:$PORT" -v 2>>"$LOG" &
+  COLLECTOR_PID=$!
+  wait_for_log "listening on tcp://0.0.0.0:$PORT"
+  grep -q "WITHOUT AUTHENTICATION" "$LOG"
+}
+
+@test "bad key set-ups stop the collector at start with the reason" {
+  make_keys
+  chmod 644 "$KEYS/collector.key"
+  run "$COLMET_BIN/colmet-collector" --config /dev/null --hdf5-dir "$OUT" --zeromq-bind-uri "$URI" \
+    --curve-secret-key "$KEYS/collector.key" --nodes-dir "$KEYS/nodes.d"
+  [ "$status" -eq 78 ]
+  [[ "$output" == *"must be readable by its owner only (mode 644); run: chmod 600"* ]]
+  chmod 600 "$KEYS/collector.key"
+  run "$COLMET_BIN/colmet-collector" --config /dev/null --hdf5-dir "$OUT" --zeromq-bind-uri "$URI" \
+    --curve-secret-key "$KEYS/collector.key" --nodes-dir "$BATS_TEST_TMPDIR/none"
+  [ "$status" -eq 78 ]
+  [[ "$output" == *"read nodes directory $BATS_TEST_TMPDIR/none: No such file or directory"* ]]
+  echo "node044 not-a-key" > "$KEYS/nodes.d/node044.pub"
+  run "$COLMET_BIN/colmet-collector" --config /dev/null --hdf5-dir "$OUT" --zeromq-bind-uri "$URI" \
+    --curve-secret-key "$KEYS/collector.key" --nodes-dir "$KEYS/nodes.d"
+  [ "$status" -eq 78 ]
+  [[ "$output" == *"node044.pub:1: 'not-a-key' is not a 40-character Z85 CURVE public key"* ]]
+}
+
+@test "SIGHUP reloads the node keys: a new node gets in, a removed one is refused, a broken directory changes nothing" {
+  make_keys
+  mv "$KEYS/nodes.d/node043.pub" "$KEYS/node043.pub"
+  start_secure_collector
+  send43() {
+    forge --server-key "$KEYS/collector.pub" --secret-key "$KEYS/node043.key" --host node043 --job "$1" \
+      --kind job_start --linger 1500
+  }
+  cp "$KEYS/node043.pub" "$KEYS/nodes.d/"
+  kill -HUP "$COLLECTOR_PID"
+  wait_for_log "node keys reloaded"
+  grep -q "node keys: 2 key(s) from 2 file(s)" "$LOG"
+  send43 b
+  sleep 0.5
+  [ -f "$OUT/b.h5" ]
+  # A broken file: the keys in force stay.
+  echo "garbage" > "$KEYS/nodes.d/zz-broken"
+  kill -HUP "$COLLECTOR_PID"
+  wait_for_log "SIGHUP: keeping the 2 node key(s) in force"
+  rm "$KEYS/nodes.d/zz-broken" "$KEYS/nodes.d/node043.pub"
+  kill -HUP "$COLLECTOR_PID"
+  for _ in $(seq 50); do [ "$(grep -c "node keys reloaded" "$LOG")" -ge 3 ] && break; sleep 0.1; done
+  send43 c &
+  sleep 1.5
+  stop_collector
+  wait
+  [ ! -e "$OUT/c.h5" ]
+  grep -q "refused a connection from 127.0.0.1: unknown node key" "$LOG"
+}
+
+# vm_hwm PID: the process's peak resident memory, in MiB.
+vm_hwm() { awk '/^VmHWM/ { printf "%d\n", $2 / 1024 }' "/proc/$1/status"; }
+
+@test "frames above the protocol's 1 MiB limit are cut off by ZeroMQ before they take memory" {
+  start_collector "$URI" "$OUT" --flush-interval 0.2
+  wait_for_log "listening on"
+  base=$(vm_hwm "$COLLECTOR_PID")
+  # 60 frames of 15 MB (the attack measured 1.04 GB of RSS).
+  as_mallory "$COLMET_BIN/colmet-forge" --uri "$URI" --raw-bytes 15000000 --count 60 --linger 0 &
+  forge_pid=$!
+  sleep 3
+  kill "$forge_pid" 2>/dev/null || true
+  # A frame just within the limit still arrives (and, not being colmet's, is counted as invalid).
+  as_mallory "$COLMET_BIN/colmet-forge" --uri "$URI" --raw-bytes 1000000 --count 1
+  sleep 0.5
+  peak=$(vm_hwm "$COLLECTOR_PID")
+  stats=$(stop_collector)
+  echo "VmHWM: $base MiB at start, $peak MiB after the attack; $stats"
+  [[ "$stats" =~ connections:\ 0\ open,\ ([0-9]+)\ accepted ]] && [ "${BASH_REMATCH[1]}" -ge 2 ]
+  [ "$peak" -lt $((base + 64)) ]
+  [[ "$stats" == *"invalid 1"* ]]
+}
+
+@test "idle connections that fill the descriptors are cut: a real sender still gets through" {
+  # A small descriptor limit, as the attack found it: 3,000 idle TCP
+  # connections took every descriptor and a real message was never stored.
+  prlimit --nofile=512:512 "$COLMET_BIN/colmet-collector" --config /dev/null --zeromq-bind-uri "$URI" \
+    --hdf5-dir "$OUT" --max-open-files 32 --idle-timeout 2 --flush-interval 0.2 -v 2>>"$LOG" &
+  COLLECTOR_PID=$!
+  wait_for_log "listening on"
+  grep -q "max-connections 16384 does not fit the descriptor limit 512 (with --max-open-files 32): using 416" "$LOG"
+  # Raw TCP connections that never send a greeting (dropped by the
+  # handshake timeout), and ZeroMQ connections that never send a message
+  # (beyond max-connections: cut at once; the others after --idle-timeout).
+  as_mallory prlimit --nofile=4096:4096 "$COLMET_BIN/colmet-forge" --uri "$URI" --idle-connections 3000 --hold 20 \
+    > "$BATS_TEST_TMPDIR/idle.out" &
+  as_mallory prlimit --nofile=4096:4096 "$COLMET_BIN/colmet-forge" --uri "$URI" --idle-zmq 1000 --hold 20 \
+    > "$BATS_TEST_TMPDIR/idle-zmq.out" &
+  for _ in $(seq 100); do [ -s "$BATS_TEST_TMPDIR/idle-zmq.out" ] && break; sleep 0.1; done
+  sleep 1
+  t0=$(date +%s%N)
+  forge --host node042 --job real --kind job_start
+  for _ in $(seq 200); do [ -f "$OUT/real.h5" ] && break; sleep 0.1; done
+  t1=$(date +%s%N)
+  echo "the real job's file appeared after $(( (t1 - t0) / 1000000 )) ms"
+  [ -f "$OUT/real.h5" ]
+  sleep 3
+  stats=$(stop_collector)
+  echo "$stats"
+  [[ "$stats" =~ cut\ ([0-9]+)\ over\ the\ limit\ and\ ([0-9]+)\ idle\;\ ([0-9]+)\ failed ]]
+  [ "${BASH_REMATCH[1]}" -gt 0 ]   # ZeroMQ connections beyond 416
+  [ "${BASH_REMATCH[2]}" -gt 0 ]   # ZeroMQ connections that sent nothing for 2 s
+  [ "${BASH_REMATCH[3]}" -gt 0 ]   # raw connections without a greeting
+}
+
+@test "colmet-job start (as the OAR and Slurm hooks call it) gives the sampler the node's keys from colmet.conf" {
+  make_keys
+  start_secure_collector
+  job="sec$$"
+  REL="/oar/alice_$job"
+  make_job_cgroup "$REL"
+  RUN="$BATS_TEST_TMPDIR/run"
+  cat > "$BATS_TEST_TMPDIR/colmet.conf" <<CONF
+[node]
+zeromq-uri = $URI
+hostname = node042
+curve-server-key = $KEYS/collector.pub
+curve-secret-key = $KEYS/node042.key
+CONF
+  "$COLMET_BIN/colmet-job" start --job-id "$job" --user alice --scheduler oar -s 0.2 \
+    --config "$BATS_TEST_TMPDIR/colmet.conf" --run-dir "$RUN" --log-file "$BATS_TEST_TMPDIR/job.log"
+  pid=$(sed -n 's/^pid=//p' "$RUN/$job.pid")
+  [[ "$(tr '\0' ' ' < /proc/$pid/cmdline)" == *"--config $BATS_TEST_TMPDIR/colmet.conf"* ]]
+  sleep 1.5
+  "$COLMET_BIN/colmet-job" stop --job-id "$job" --run-dir "$RUN" --log-file "$BATS_TEST_TMPDIR/job.log"
+  cat "$BATS_TEST_TMPDIR/job.log"
+  grep -q "(CURVE)" "$BATS_TEST_TMPDIR/job.log"
+  stats=$(stop_collector)
+  echo "$stats"
+  [ "$(h5 "$OUT/$job.h5" 'sorted(f["hosts"])')" = "['node042']" ]
+  [ "$(h5 "$OUT/$job.h5" 'int("summary" in f)')" = 1 ]
+  [[ "$stats" == *"unauthorized 0"* ]]
+}
+
+# seconds_until FILE: wait up to 20 s for FILE; print the seconds it took.
+seconds_until() {
+  local t0 i
+  t0=$(date +%s%N)
+  for ((i = 0; i < 400; i++)); do [ -e "$1" ] && break; sleep 0.05; done
+  [ -e "$1" ] || { echo "never: $1"; return 1; }
+  "$PY" -c "print(round(($(date +%s%N) - $t0) / 1e9, 3))"
+}
+
+@test "a flood of 3,000 new jobs from one host makes at most the new-jobs cap of files, in bounded memory" {
+  start_collector "$URI" "$OUT" --flush-interval 0.2
+  wait_for_log "listening on"
+  as_mallory "$COLMET_BIN/colmet-forge" --uri "$URI" --host node042 --job flood --jobs 3000 --kind job_start
+  sleep 1.5
+  peak=$(vm_hwm "$COLLECTOR_PID")
+  stats=$(stop_collector)
+  files=$(ls "$OUT" | wc -l)
+  echo "files: $files; VmHWM $peak MiB; $stats"
+  # 60 new jobs at once per host (--max-new-jobs-per-minute), the rest refused and counted.
+  [ "$files" -le 60 ]
+  [[ "$stats" =~ new_jobs\ ([0-9]+) ]] && [ "${BASH_REMATCH[1]}" -ge 2940 ]
+  [ "$peak" -lt 100 ]
+}
+
+@test "near-limit frames for many jobs: the collector's memory stays under the sink's budget plus a stated margin" {
+  # Caps off, so that the HDF5 sink's budget alone bounds the memory; ZeroMQ
+  # may hold --zeromq-hwm frames of at most 1 MiB per connection on top.
+  start_collector "$URI" "$OUT" --flush-interval 0.2 --memory-budget 64 --zeromq-hwm 10 \
+    --max-new-jobs-per-minute 0 --max-jobs-per-host 0
+  wait_for_log "listening on"
+  base=$(vm_hwm "$COLLECTOR_PID")
+  # 250 messages of 38 backends x 1,024 metrics (~1 MiB each), one job each:
+  # the attack once made 1.2 GB on disk and 3.4 GB of resident memory.
+  # Each is a new file of 38 datasets of 1,024 columns (about 0.1 s of the
+  # collector's time): the sender waits until all are taken.
+  as_mallory timeout 300 "$COLMET_BIN/colmet-forge" --uri "$URI" --host node042 --job big --jobs 250 \
+    --kind sample --backends 38 --metrics 1024 --linger -1
+  sleep 1
+  peak=$(vm_hwm "$COLLECTOR_PID")
+  stats=$(stop_collector)
+  echo "VmHWM: $base MiB at start, $peak MiB at the peak; $stats"
+  # Budget 64 MiB, ZeroMQ's queue 10 MiB, and 64 MiB for HDF5's and the
+  # allocator's own (measured: about 40).
+  [ "$peak" -lt $((base + 64 + 10 + 64)) ]
+  [[ "$stats" == *"stored 250"* ]]
+  [ "$(ls "$OUT" | wc -l)" -eq 250 ]
+}
+
+@test "600 jobs on one host do not hold up a real job: its data arrives within 1 s of the time it takes alone" {
+  start_collector "$URI" "$OUT" --flush-interval 0.2 --max-new-jobs-per-minute 0 --max-jobs-per-host 0
+  wait_for_log "listening on"
+  forge --host node001 --job alone --kind job_start
+  alone=$(seconds_until "$OUT/alone.h5")
+  as_mallory "$COLMET_BIN/colmet-forge" --uri "$URI" --host node042 --job many --jobs 600 --kind job_start
+  as_mallory "$COLMET_BIN/colmet-forge" --uri "$URI" --host node042 --job many --jobs 600 --kind sample --seq 1
+  forge --host node001 --job probe --kind job_start
+  loaded=$(seconds_until "$OUT/probe.h5")
+  stats=$(stop_collector)
+  echo "a job's file appeared after $alone s alone, $loaded s behind 600 jobs on one host; $stats"
+  "$PY" -c "import sys; sys.exit(0 if $loaded <= $alone + 1.0 else 1)"
+  [ "$(ls "$OUT" | wc -l)" -eq 602 ]
+  # No job's file lists the 599 others: overlaps are recorded, each file once.
+  [ "$(h5 "$OUT/many-0.h5" 'len(f["hosts"]["node042"].attrs.get("overlapping_jobs", []))')" -le 600 ]
+}
