@@ -79,13 +79,14 @@ void read_monitor(zmq::socket_t &monitor, ConnectionGuard &guard, log::RateLimit
         std::memcpy(&value, static_cast<const char *>(event.data()) + 2, 4);
         const int fd = static_cast<int>(value);
         if (kind == ZMQ_EVENT_ACCEPTED) {
-            if (!guard.accepted(fd, monotonic_ns())) {
+            if (const int cut = guard.accepted(fd, monotonic_ns()); cut >= 0) {
                 uint64_t suppressed = 0;
                 if (cut_log.allow(&suppressed))
-                    spdlog::warn("{} connections are open (max-connections): cutting a new one{}",
+                    spdlog::warn("{} connections are open (max-connections): cutting {}{}",
                                  guard.limits().max_connections,
+                                 cut == fd ? "the new one" : "the oldest that never carried a message",
                                  suppressed ? " (" + std::to_string(suppressed) + " more cut, not logged)" : "");
-                ::shutdown(fd, SHUT_RDWR);
+                ::shutdown(cut, SHUT_RDWR);
             }
         } else if (kind == ZMQ_EVENT_DISCONNECTED || kind == ZMQ_EVENT_CLOSED) {
             guard.closed(fd);

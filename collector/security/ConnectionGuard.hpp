@@ -2,8 +2,11 @@
 // excess connections cannot use up descriptors that real senders need.
 // It follows the receive socket's monitor events (accepted, closed) and the
 // descriptor each message came from (ZMQ_SRCFD), and says which connections
-// to cut: those beyond max_connections at once, and those that carried no
-// message for idle_timeout. serve.cpp cuts them with shutdown(2) (ZeroMQ
+// to cut: those that carried no message for idle_timeout, and, when a new
+// connection would exceed max_connections, the oldest connection that never
+// carried a message (or the new one, when every connection has carried
+// one). So connections that only hold a descriptor cannot keep a real
+// sender out: its connection gets in, and its first message protects it. serve.cpp cuts them with shutdown(2) (ZeroMQ
 // then closes them itself); a sampler's ZeroMQ socket reconnects on its own
 // and resends what it had queued.
 //
@@ -25,7 +28,7 @@ struct ConnectionLimits {
 
 struct ConnectionStats {
     uint64_t accepted = 0;
-    uint64_t over_limit = 0;  // cut at once: max_connections were open
+    uint64_t over_limit = 0;  // cut because max_connections were open (the new one, or one without a message)
     uint64_t idle = 0;        // cut: no message for idle_timeout
     uint64_t handshake_failed = 0;  // wrong mechanism (no key), unknown key, bad greeting
 };
@@ -34,21 +37,26 @@ class ConnectionGuard {
 public:
     explicit ConnectionGuard(ConnectionLimits limits) : m_limits(limits) {}
 
-    // A connection was accepted on `fd`: false when it must be cut at once.
-    bool accepted(int fd, int64_t now_ns);
+    // A connection was accepted on `fd`: the descriptor to cut now (`fd`
+    // itself, or an older connection that never carried a message), or -1.
+    int accepted(int fd, int64_t now_ns);
     void closed(int fd);
     void handshake_failed() { ++m_stats.handshake_failed; }
     void message_from(int fd, int64_t now_ns);
     // Connections idle for idle_timeout; they are forgotten here.
     std::vector<int> idle(int64_t now_ns);
 
-    size_t open() const { return m_last_activity.size(); }
+    size_t open() const { return m_connections.size(); }
     const ConnectionStats &stats() const { return m_stats; }
     const ConnectionLimits &limits() const { return m_limits; }
 
 private:
     ConnectionLimits m_limits;
-    std::unordered_map<int, int64_t> m_last_activity;  // fd → accept or last message
+    struct Connection {
+        int64_t last_activity_ns;  // accepted, or its last message
+        bool carried_message;
+    };
+    std::unordered_map<int, Connection> m_connections;
     ConnectionStats m_stats;
 };
 

@@ -208,6 +208,10 @@ stop_collector() {
   grep -q "refused a connection from 127.0.0.1: unknown node key" "$LOG"
 }
 
+# sanitized: the binaries are built with AddressSanitizer, whose shadow
+# memory and quarantine make resident-memory figures meaningless.
+sanitized() { grep -q __asan_init "$COLMET_BIN/colmet-collector"; }
+
 # vm_hwm PID: the process's peak resident memory, in MiB.
 vm_hwm() { awk '/^VmHWM/ { printf "%d\n", $2 / 1024 }' "/proc/$1/status"; }
 
@@ -227,7 +231,7 @@ vm_hwm() { awk '/^VmHWM/ { printf "%d\n", $2 / 1024 }' "/proc/$1/status"; }
   stats=$(stop_collector)
   echo "VmHWM: $base MiB at start, $peak MiB after the attack; $stats"
   [[ "$stats" =~ connections:\ 0\ open,\ ([0-9]+)\ accepted ]] && [ "${BASH_REMATCH[1]}" -ge 2 ]
-  [ "$peak" -lt $((base + 64)) ]
+  sanitized || [ "$peak" -lt $((base + 64)) ]
   [[ "$stats" == *"invalid 1"* ]]
 }
 
@@ -254,12 +258,15 @@ vm_hwm() { awk '/^VmHWM/ { printf "%d\n", $2 / 1024 }' "/proc/$1/status"; }
   t1=$(date +%s%N)
   echo "the real job's file appeared after $(( (t1 - t0) / 1000000 )) ms"
   [ -f "$OUT/real.h5" ]
-  sleep 3
+  pkill -9 -u "$MALLORY" 2>/dev/null || true
+  # Once the flood is over: five ZeroMQ connections that never send are cut
+  # after --idle-timeout (2 s).
+  forge --idle-zmq 5 --hold 4
   stats=$(stop_collector)
   echo "$stats"
   [[ "$stats" =~ cut\ ([0-9]+)\ over\ the\ limit\ and\ ([0-9]+)\ idle\;\ ([0-9]+)\ failed ]]
-  [ "${BASH_REMATCH[1]}" -gt 0 ]   # ZeroMQ connections beyond 416
-  [ "${BASH_REMATCH[2]}" -gt 0 ]   # ZeroMQ connections that sent nothing for 2 s
+  [ "${BASH_REMATCH[1]}" -gt 0 ]   # beyond 416: connections that never sent a message made room
+  [ "${BASH_REMATCH[2]}" -ge 5 ]   # idle for 2 s
   [ "${BASH_REMATCH[3]}" -gt 0 ]   # raw connections without a greeting
 }
 
@@ -313,7 +320,7 @@ seconds_until() {
   # 60 new jobs at once per host (--max-new-jobs-per-minute), the rest refused and counted.
   [ "$files" -le 60 ]
   [[ "$stats" =~ new_jobs\ ([0-9]+) ]] && [ "${BASH_REMATCH[1]}" -ge 2940 ]
-  [ "$peak" -lt 100 ]
+  sanitized || [ "$peak" -lt 100 ]
 }
 
 @test "near-limit frames for many jobs: the collector's memory stays under the sink's budget plus a stated margin" {
@@ -327,7 +334,9 @@ seconds_until() {
   # the attack once made 1.2 GB on disk and 3.4 GB of resident memory.
   # Each is a new file of 38 datasets of 1,024 columns (about 0.1 s of the
   # collector's time): the sender waits until all are taken.
-  as_mallory timeout 300 "$COLMET_BIN/colmet-forge" --uri "$URI" --host node042 --job big --jobs 250 \
+  jobs=250
+  sanitized && jobs=40   # ASan: the memory is not measured, only that nothing breaks
+  as_mallory timeout 300 "$COLMET_BIN/colmet-forge" --uri "$URI" --host node042 --job big --jobs "$jobs" \
     --kind sample --backends 38 --metrics 1024 --linger -1
   sleep 1
   peak=$(vm_hwm "$COLLECTOR_PID")
@@ -335,9 +344,9 @@ seconds_until() {
   echo "VmHWM: $base MiB at start, $peak MiB at the peak; $stats"
   # Budget 64 MiB, ZeroMQ's queue 10 MiB, and 64 MiB for HDF5's and the
   # allocator's own (measured: about 40).
-  [ "$peak" -lt $((base + 64 + 10 + 64)) ]
-  [[ "$stats" == *"stored 250"* ]]
-  [ "$(ls "$OUT" | wc -l)" -eq 250 ]
+  sanitized || [ "$peak" -lt $((base + 64 + 10 + 64)) ]
+  [[ "$stats" == *"stored $jobs"* ]]
+  [ "$(ls "$OUT" | wc -l)" -eq "$jobs" ]
 }
 
 @test "600 jobs on one host do not hold up a real job: its data arrives within 1 s of the time it takes alone" {

@@ -96,24 +96,33 @@ TEST(BindPolicy, an_open_port_needs_keys_or_an_explicit_yes)
     EXPECT_NE(refused.error().message().find("allow-unauthenticated = yes"), std::string::npos);
 }
 
-TEST(ConnectionGuard, cuts_connections_beyond_the_limit_and_idle_ones)
+TEST(ConnectionGuard, beyond_the_limit_the_oldest_connection_without_a_message_makes_room)
 {
     ConnectionGuard guard({.max_connections = 2, .idle_timeout_ns = 100});
-    EXPECT_TRUE(guard.accepted(10, 0));
-    EXPECT_TRUE(guard.accepted(11, 0));
-    EXPECT_FALSE(guard.accepted(12, 0));  // over the limit: cut at once, not tracked
+    EXPECT_EQ(guard.accepted(10, 0), -1);
+    EXPECT_EQ(guard.accepted(11, 1), -1);
+    guard.message_from(11, 2);                // 11 is a sender's
+    EXPECT_EQ(guard.accepted(12, 3), 10);     // 10 never sent anything: it goes
     EXPECT_EQ(guard.open(), 2u);
+    guard.message_from(12, 4);
+    EXPECT_EQ(guard.accepted(13, 5), 13);     // every connection is a sender's: the new one waits
+    EXPECT_EQ(guard.open(), 2u);
+    guard.message_from(-1, 6);  // a message whose descriptor is unknown changes nothing
+    EXPECT_EQ(guard.stats().accepted, 4u);
+    EXPECT_EQ(guard.stats().over_limit, 2u);
+}
+
+TEST(ConnectionGuard, cuts_connections_idle_for_the_timeout)
+{
+    ConnectionGuard guard({.max_connections = 10, .idle_timeout_ns = 100});
+    EXPECT_EQ(guard.accepted(10, 0), -1);
+    EXPECT_EQ(guard.accepted(11, 0), -1);
     guard.message_from(10, 60);
-    guard.message_from(-1, 60);  // a message whose descriptor is unknown changes nothing
     EXPECT_EQ(guard.idle(99), std::vector<int>{});
     EXPECT_EQ(guard.idle(100), std::vector<int>{11});
     EXPECT_EQ(guard.open(), 1u);
-    EXPECT_TRUE(guard.accepted(12, 100));  // room again
     guard.closed(10);
     guard.closed(10);  // a second close event of the same descriptor is harmless
-    EXPECT_EQ(guard.open(), 1u);
-    EXPECT_EQ(guard.idle(1000), std::vector<int>{12});
-    EXPECT_EQ(guard.stats().accepted, 4u);
-    EXPECT_EQ(guard.stats().over_limit, 1u);
-    EXPECT_EQ(guard.stats().idle, 2u);
+    EXPECT_EQ(guard.open(), 0u);
+    EXPECT_EQ(guard.stats().idle, 1u);
 }
