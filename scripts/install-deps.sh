@@ -11,6 +11,8 @@ packages=(
   # tests, fuzzing, benchmarks
   libgtest-dev libgmock-dev googletest libbenchmark-dev bats clang libclang-rt-14-dev
   hdf5-tools python3-h5py python3-numpy mandoc procps linux-perf
+  # the Python package (python/): colmet.open, colmet-report, its tests (pytest, a headless browser)
+  python3-pandas python3-matplotlib python3-pytest chromium
   # Slurm SPANK plugin (spank.h) and its one-node cluster test
   libslurm-dev slurmctld slurmd slurm-client munge
   # OAR 2.5.9 hooks tests (tests/integration/oar): the JRM and oardodo, and a

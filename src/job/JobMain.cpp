@@ -57,6 +57,9 @@ int job_main(int argc, char **argv)
             },
             "Also run colmet-node's node-level backend " + std::string(f.name) + " (" + std::string(f.description) + ")");
     run_cmd->add_flag("-q,--quiet", run.quiet, "Do not print the summary");
+    run_cmd->add_option("--report", run.report_path,
+                        "Also write the job's HTML report to this file (runs colmet-report)")
+        ->excludes("--zeromq-uri");
     run_cmd->add_flag("-v,--verbose", verbosity, "More log output (-v info, -vv debug)");
     run_cmd->add_option("command", run.command, "The command and its arguments, after --");
 

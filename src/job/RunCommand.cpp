@@ -13,6 +13,7 @@
 
 #include <cerrno>
 #include <csignal>
+#include <cstdio>
 #include <cstring>
 #include <fcntl.h>
 #include <ctime>
@@ -104,6 +105,45 @@ void wait_for_summary(const std::filesystem::path &file, int timeout_ms)
         std::this_thread::sleep_for(std::chrono::milliseconds(20));
     }
     spdlog::warn("the job's summary did not appear in {} within {} ms", file.string(), timeout_ms);
+}
+
+// A path as one shell word (for a command line the user may paste).
+std::string shell_word(const std::string &s)
+{
+    if (!s.empty() && s.find_first_not_of("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789_./%+,:=@-") ==
+                          std::string::npos)
+        return s;
+    std::string out = "'";
+    for (char c : s)
+        out += c == '\'' ? std::string("'\\''") : std::string(1, c);
+    return out + "'";
+}
+
+// The job's HTML report (--report): colmet-report, found next to colmet-job
+// or in PATH, given the command's exit code for the report's header. Its
+// outcome goes to stderr with the summary; it never changes our exit code.
+void write_report(const std::filesystem::path &file, const std::string &report, int code, bool quiet)
+{
+    auto program = find_program("colmet-report");
+    if (program.empty()) {
+        spdlog::error("--report: colmet-report is not next to colmet-job or in PATH (it comes with colmet's Python "
+                      "package: cmake --install, or pip install ./python); the job's data is in {}",
+                      file.string());
+        return;
+    }
+    SpawnOptions so;
+    so.stdout_path = "/dev/null";   // it prints the files it wrote; we say it below
+    auto pid = spawn(
+        {program.string(), "--output=" + report, "--exit-status", std::to_string(code), "--", file.string()}, so);
+    if (!pid) {
+        spdlog::error("--report: cannot run {}: {}", program.string(), pid.error().message());
+        return;
+    }
+    int status = wait_for(*pid, -1).value_or(0);
+    if (exit_code_of(status) != 0)
+        spdlog::error("--report: colmet-report failed ({}): no report written", exit_code_of(status));
+    else if (!quiet)
+        std::fprintf(stderr, "  report          %s\n", report.c_str());
 }
 
 // Everything colmet-job run started, undone in reverse order whatever happens.
@@ -332,7 +372,12 @@ int run_command(const RunOptions &o)
     if (!o.quiet && go == 'g') {
         print_summary(job_id, o.zeromq_uri.empty() ? file : std::filesystem::path(), status,
                       static_cast<double>(ended - started) / 1e9, o.zeromq_uri);
+        if (o.zeromq_uri.empty() && o.report_path.empty() && std::filesystem::exists(file))
+            std::fprintf(stderr, "  report          colmet-report %s\n",
+                         shell_word(file.lexically_normal().string()).c_str());
     }
+    if (go == 'g' && !o.report_path.empty() && std::filesystem::exists(file))
+        write_report(file.lexically_normal(), o.report_path, code, o.quiet);
     return code;
 }
 

@@ -17,6 +17,7 @@ struct RunOptions {
     std::vector<std::string> perfhw_list;   // empty: colmet-node's default
     std::vector<std::string> node_backends; // node-level backends to enable (rapl, temperature, ...)
     bool quiet = false;                   // no summary
+    std::string report_path;              // non-empty: colmet-report writes the job's HTML report here
     int verbosity = 0;
     std::vector<std::string> command;
 };
