@@ -28,7 +28,19 @@ std::pair<std::string_view, std::string_view> split_assignment(std::string_view 
     return {text::trim(line.substr(0, eq)), text::trim(line.substr(eq + 1))};
 }
 
-bool is_comment_or_blank(std::string_view line) { return line.empty() || line.front() == '#'; }
+// The lines that are neither blank nor comments, trimmed, with their numbers.
+std::vector<std::pair<size_t, std::string_view>> meaningful_lines(std::string_view content)
+{
+    std::vector<std::pair<size_t, std::string_view>> out;
+    size_t number = 0;
+    for (std::string_view raw : text::Lines(content)) {
+        ++number;
+        auto line = text::trim(raw);
+        if (!line.empty() && line.front() != '#')
+            out.emplace_back(number, line);
+    }
+    return out;
+}
 
 } // namespace
 
@@ -81,12 +93,7 @@ std::string format_public_key_file(const std::string &name, const std::string &p
 Result<KeyPair> parse_key_pair(std::string_view content, const std::string &origin)
 {
     KeyPair keys;
-    size_t number = 0;
-    for (std::string_view raw : text::Lines(content)) {
-        ++number;
-        auto line = text::trim(raw);
-        if (is_comment_or_blank(line))
-            continue;
+    for (auto [number, line] : meaningful_lines(content)) {
         auto [key, value] = split_assignment(line);
         std::string *slot = key == "public-key" ? &keys.public_key : key == "secret-key" ? &keys.secret_key : nullptr;
         if (!slot)
@@ -110,12 +117,7 @@ Result<KeyPair> parse_key_pair(std::string_view content, const std::string &orig
 Result<std::vector<NamedKey>> parse_public_keys(std::string_view content, const std::string &origin)
 {
     std::vector<NamedKey> keys;
-    size_t number = 0;
-    for (std::string_view raw : text::Lines(content)) {
-        ++number;
-        auto line = text::trim(raw);
-        if (is_comment_or_blank(line))
-            continue;
+    for (auto [number, line] : meaningful_lines(content)) {
         auto blank = line.find_first_of(" \t");
         if (blank == std::string_view::npos)
             return line_error(origin, number, "expected '<host> <public key>'");
@@ -149,12 +151,17 @@ Result<KeyPair> read_key_pair_file(const std::filesystem::path &path)
     return parse_key_pair(*content, path.string());
 }
 
-Result<std::string> read_server_key_file(const std::filesystem::path &path)
+Result<std::vector<NamedKey>> read_public_key_file(const std::filesystem::path &path)
 {
     auto content = read_file(path);
     if (!content)
         return content.error();
-    auto keys = parse_public_keys(*content, path.string());
+    return parse_public_keys(*content, path.string());
+}
+
+Result<std::string> read_server_key_file(const std::filesystem::path &path)
+{
+    auto keys = read_public_key_file(path);
     if (!keys)
         return keys.error();
     return keys->front().public_key;

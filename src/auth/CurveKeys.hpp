@@ -54,6 +54,9 @@ Result<std::vector<NamedKey>> parse_public_keys(std::string_view text, const std
 // would let any user of the node sign in as the node.
 Result<KeyPair> read_key_pair_file(const std::filesystem::path &path);
 
+// Read a public-key file: every "<host> <key>" line.
+Result<std::vector<NamedKey>> read_public_key_file(const std::filesystem::path &path);
+
 // Read a public-key file and return its first key (the collector's).
 Result<std::string> read_server_key_file(const std::filesystem::path &path);
 

@@ -1,7 +1,5 @@
 #include "auth/NodeKeys.hpp"
 
-#include "common/file_io.hpp"
-
 #include <algorithm>
 #include <cerrno>
 #include <sys/stat.h>
@@ -51,10 +49,7 @@ Result<NodeKeys> NodeKeys::load(const std::filesystem::path &dir)
         // Whoever may write a key file may let any key in.
         if (st.st_mode & (S_IWGRP | S_IWOTH))
             return Error::invalid(path.string() + ": writable by group or others; run: chmod go-w " + path.string());
-        auto content = read_file(path);
-        if (!content)
-            return content.error();
-        auto keys = parse_public_keys(*content, path.string());
+        auto keys = read_public_key_file(path);
         if (!keys)
             return keys.error();
         for (const auto &key : *keys)
