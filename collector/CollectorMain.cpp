@@ -105,9 +105,11 @@ void add_options(CLI::App &app, CollectorOptions &o)
     app.add_flag("-v,--verbose", o.verbosity, "More log output (-v info, -vv debug)");
 }
 
-// Each open HDF5 file holds a descriptor: raise the soft limit to the hard
-// one, and keep --max-open-files below what the limit allows.
-void fit_open_files(Hdf5Options &hdf5)
+// Every open HDF5 file and every connection holds a descriptor: raise the
+// soft limit to the hard one once, then keep --max-open-files (when there
+// are files) and, after the files, --max-connections within it, 64
+// descriptors kept for sockets, logs and libraries.
+void fit_descriptors(Hdf5Options *hdf5, ConnectionLimits &connections)
 {
     rlimit rl{};
     if (getrlimit(RLIMIT_NOFILE, &rl) != 0)
@@ -116,28 +118,21 @@ void fit_open_files(Hdf5Options &hdf5)
         rl.rlim_cur = rl.rlim_max;
         setrlimit(RLIMIT_NOFILE, &rl);
     }
-    constexpr size_t k_reserved = 64;  // sockets, logs, libraries
-    if (rl.rlim_cur != RLIM_INFINITY && hdf5.max_open_files + k_reserved > rl.rlim_cur) {
-        size_t fit = rl.rlim_cur > 2 * k_reserved ? rl.rlim_cur - k_reserved : k_reserved;
-        spdlog::warn("--max-open-files {} does not fit the descriptor limit {}: using {}", hdf5.max_open_files,
-                     rl.rlim_cur, fit);
-        hdf5.max_open_files = fit;
-    }
-}
-
-// Every connection holds a descriptor too: keep --max-connections within
-// what the limit leaves after the HDF5 files.
-void fit_connections(ConnectionLimits &limits, size_t open_files)
-{
-    rlimit rl{};
-    if (getrlimit(RLIMIT_NOFILE, &rl) != 0 || rl.rlim_cur == RLIM_INFINITY)
+    if (rl.rlim_cur == RLIM_INFINITY)
         return;
     constexpr size_t k_reserved = 64;
-    const size_t left = rl.rlim_cur > open_files + 2 * k_reserved ? rl.rlim_cur - open_files - k_reserved : k_reserved;
-    if (limits.max_connections > left) {
+    if (hdf5 && hdf5->max_open_files + k_reserved > rl.rlim_cur) {
+        size_t fit = rl.rlim_cur > 2 * k_reserved ? rl.rlim_cur - k_reserved : k_reserved;
+        spdlog::warn("--max-open-files {} does not fit the descriptor limit {}: using {}", hdf5->max_open_files,
+                     rl.rlim_cur, fit);
+        hdf5->max_open_files = fit;
+    }
+    const size_t files = hdf5 ? hdf5->max_open_files : 0;
+    const size_t left = rl.rlim_cur > files + 2 * k_reserved ? rl.rlim_cur - files - k_reserved : k_reserved;
+    if (connections.max_connections > left) {
         spdlog::info("max-connections {} does not fit the descriptor limit {} (with --max-open-files {}): using {}",
-                     limits.max_connections, rl.rlim_cur, open_files, left);
-        limits.max_connections = left;
+                     connections.max_connections, rl.rlim_cur, files, left);
+        connections.max_connections = left;
     }
 }
 
@@ -180,10 +175,10 @@ int collector_main(int argc, char **argv)
     mallopt(M_TRIM_THRESHOLD, 64 << 20);
     mallopt(M_MMAP_THRESHOLD, 4 << 20);  // ...and takes it from the heap, not from a fresh mmap each time
 
+    fit_descriptors(o.hdf5_dir.empty() ? nullptr : &o.hdf5, o.listen.connections);
     std::vector<std::unique_ptr<Sink>> sinks;
     if (!o.hdf5_dir.empty()) {
         o.hdf5.dir = o.hdf5_dir;
-        fit_open_files(o.hdf5);
         auto sink = make_hdf5_sink(o.hdf5);
         if (!sink) {
             spdlog::critical("{}", sink.error().message());
@@ -193,7 +188,6 @@ int collector_main(int argc, char **argv)
     }
     if (o.to_stdout)
         sinks.push_back(std::make_unique<StdoutSink>());
-    fit_connections(o.listen.connections, o.hdf5_dir.empty() ? 0 : o.hdf5.max_open_files);
 
     sigset_t set;
     sigemptyset(&set);

@@ -21,8 +21,8 @@ bool is_leftover(const std::string &name)
 
 bool NodeKeys::allows(std::string_view public_key, std::string_view host) const
 {
-    auto it = m_hosts.find(std::string(public_key));
-    return it != m_hosts.end() && it->second.count(std::string(host)) != 0;
+    auto it = m_hosts.find(public_key);
+    return it != m_hosts.end() && it->second.find(host) != it->second.end();
 }
 
 Result<NodeKeys> NodeKeys::load(const std::filesystem::path &dir)

@@ -11,6 +11,7 @@
 #include "common/result.hpp"
 
 #include <filesystem>
+#include <functional>
 #include <map>
 #include <set>
 #include <string>
@@ -28,7 +29,7 @@ public:
     // Build from parsed keys (tests, and load()).
     void add(const NamedKey &key) { m_hosts[key.public_key].insert(key.name); }
 
-    bool knows(std::string_view public_key) const { return m_hosts.count(std::string(public_key)) != 0; }
+    bool knows(std::string_view public_key) const { return m_hosts.find(public_key) != m_hosts.end(); }
     // The key is registered for this host.
     bool allows(std::string_view public_key, std::string_view host) const;
 
@@ -36,7 +37,9 @@ public:
     size_t files() const { return m_files; }
 
 private:
-    std::map<std::string, std::set<std::string>> m_hosts;  // public key (Z85) → host names
+    // public key (Z85) → host names; transparent, so that the check of every
+    // message looks up its views without making strings
+    std::map<std::string, std::set<std::string, std::less<>>, std::less<>> m_hosts;
     size_t m_files = 0;
 };
 
