@@ -20,6 +20,11 @@ setup() {
   MALLORY="colmet-mallory-$$"
   useradd --system --no-create-home --shell /usr/sbin/nologin "$MALLORY"
   chmod 755 "$BATS_TEST_TMPDIR"
+  # Her programs, where she can run them whatever the mode of the build's
+  # directories (a clone made by mktemp -d is 0700).
+  MALLORY_BIN=$(mktemp -d /tmp/colmet-mallory-bin.XXXXXX)
+  chmod 755 "$MALLORY_BIN"
+  cp "$COLMET_BIN/colmet-forge" "$COLMET_BIN/colmet-node" "$MALLORY_BIN/"
 }
 
 teardown() {
@@ -27,6 +32,7 @@ teardown() {
   [ -n "${COLLECTOR_PID:-}" ] && kill -9 "$COLLECTOR_PID" 2>/dev/null || true
   pkill -9 -u "$MALLORY" 2>/dev/null || true
   userdel "$MALLORY" 2>/dev/null || true
+  rm -rf "$MALLORY_BIN"
   [ -n "${REL:-}" ] && remove_job_cgroup "$REL"
   rmdir "$CGROOT"/*/colmet-test "$CGROOT/colmet-test" 2>/dev/null || true
   cat "$LOG" 2>/dev/null | tail -40 || true
@@ -94,12 +100,12 @@ stop_collector() {
   sleep 1.5
 
   # Mallory on node042 cannot read its key: a plain ZeroMQ client, no key.
-  as_mallory "$COLMET_BIN/colmet-forge" --uri "$URI" --host evilhost --job 77 --meta user=mallory \
+  as_mallory "$MALLORY_BIN/colmet-forge" --uri "$URI" --host evilhost --job 77 --meta user=mallory \
     --kind job_start --linger 1000
-  as_mallory "$COLMET_BIN/colmet-forge" --uri "$URI" --host node042 --job 77 --kind job_end --value 1e12 \
+  as_mallory "$MALLORY_BIN/colmet-forge" --uri "$URI" --host node042 --job 77 --kind job_end --value 1e12 \
     --linger 1000
   # The same, as her own colmet-node: it cannot read the node's key either.
-  run as_mallory "$COLMET_BIN/colmet-node" --config /dev/null --job-id 77 --cgroup "$REL" --hostname node042 \
+  run as_mallory "$MALLORY_BIN/colmet-node" --config /dev/null --job-id 77 --cgroup "$REL" --hostname node042 \
     --zeromq-uri "$URI" --curve-server-key "$KEYS/collector.pub" --curve-secret-key "$KEYS/node042.key" \
     --control-dir ""
   [ "$status" -eq 64 ]
@@ -220,12 +226,12 @@ vm_hwm() { awk '/^VmHWM/ { printf "%d\n", $2 / 1024 }' "/proc/$1/status"; }
   wait_for_log "listening on"
   base=$(vm_hwm "$COLLECTOR_PID")
   # 60 frames of 15 MB (the attack measured 1.04 GB of RSS).
-  as_mallory "$COLMET_BIN/colmet-forge" --uri "$URI" --raw-bytes 15000000 --count 60 --linger 0 &
+  as_mallory "$MALLORY_BIN/colmet-forge" --uri "$URI" --raw-bytes 15000000 --count 60 --linger 0 &
   forge_pid=$!
   sleep 3
   kill "$forge_pid" 2>/dev/null || true
   # A frame just within the limit still arrives (and, not being colmet's, is counted as invalid).
-  as_mallory "$COLMET_BIN/colmet-forge" --uri "$URI" --raw-bytes 1000000 --count 1
+  as_mallory "$MALLORY_BIN/colmet-forge" --uri "$URI" --raw-bytes 1000000 --count 1
   sleep 0.5
   peak=$(vm_hwm "$COLLECTOR_PID")
   stats=$(stop_collector)
@@ -246,9 +252,9 @@ vm_hwm() { awk '/^VmHWM/ { printf "%d\n", $2 / 1024 }' "/proc/$1/status"; }
   # Raw TCP connections that never send a greeting (dropped by the
   # handshake timeout), and ZeroMQ connections that never send a message
   # (beyond max-connections: cut at once; the others after --idle-timeout).
-  as_mallory prlimit --nofile=4096:4096 "$COLMET_BIN/colmet-forge" --uri "$URI" --idle-connections 3000 --hold 20 \
+  as_mallory prlimit --nofile=4096:4096 "$MALLORY_BIN/colmet-forge" --uri "$URI" --idle-connections 3000 --hold 20 \
     > "$BATS_TEST_TMPDIR/idle.out" &
-  as_mallory prlimit --nofile=4096:4096 "$COLMET_BIN/colmet-forge" --uri "$URI" --idle-zmq 1000 --hold 20 \
+  as_mallory prlimit --nofile=4096:4096 "$MALLORY_BIN/colmet-forge" --uri "$URI" --idle-zmq 1000 --hold 20 \
     > "$BATS_TEST_TMPDIR/idle-zmq.out" &
   for _ in $(seq 100); do [ -s "$BATS_TEST_TMPDIR/idle-zmq.out" ] && break; sleep 0.1; done
   sleep 1
@@ -311,7 +317,7 @@ seconds_until() {
 @test "a flood of 3,000 new jobs from one host makes at most the new-jobs cap of files, in bounded memory" {
   start_collector "$URI" "$OUT" --flush-interval 0.2
   wait_for_log "listening on"
-  as_mallory "$COLMET_BIN/colmet-forge" --uri "$URI" --host node042 --job flood --jobs 3000 --kind job_start
+  as_mallory "$MALLORY_BIN/colmet-forge" --uri "$URI" --host node042 --job flood --jobs 3000 --kind job_start
   sleep 1.5
   peak=$(vm_hwm "$COLLECTOR_PID")
   stats=$(stop_collector)
@@ -336,7 +342,7 @@ seconds_until() {
   # collector's time): the sender waits until all are taken.
   jobs=250
   sanitized && jobs=40   # ASan: the memory is not measured, only that nothing breaks
-  as_mallory timeout 300 "$COLMET_BIN/colmet-forge" --uri "$URI" --host node042 --job big --jobs "$jobs" \
+  as_mallory timeout 300 "$MALLORY_BIN/colmet-forge" --uri "$URI" --host node042 --job big --jobs "$jobs" \
     --kind sample --backends 38 --metrics 1024 --linger -1
   sleep 1
   peak=$(vm_hwm "$COLLECTOR_PID")
@@ -354,8 +360,8 @@ seconds_until() {
   wait_for_log "listening on"
   forge --host node001 --job alone --kind job_start
   alone=$(seconds_until "$OUT/alone.h5")
-  as_mallory "$COLMET_BIN/colmet-forge" --uri "$URI" --host node042 --job many --jobs 600 --kind job_start
-  as_mallory "$COLMET_BIN/colmet-forge" --uri "$URI" --host node042 --job many --jobs 600 --kind sample --seq 1
+  as_mallory "$MALLORY_BIN/colmet-forge" --uri "$URI" --host node042 --job many --jobs 600 --kind job_start
+  as_mallory "$MALLORY_BIN/colmet-forge" --uri "$URI" --host node042 --job many --jobs 600 --kind sample --seq 1
   forge --host node001 --job probe --kind job_start
   loaded=$(seconds_until "$OUT/probe.h5")
   stats=$(stop_collector)
