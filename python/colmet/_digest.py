@@ -249,15 +249,11 @@ class Digest:
                 p = np.nanmax(peak) if peak is not None and peak.size else np.nan
                 if np.isnan(p) and current is not None and current.size:
                     p = np.nanmax(current)
-                limit = _col(frame, "limit") if "limit" in frame.columns else _col(frame, "max")
+                # The cgroup's limit (NaN: none); the lowest, should it change.
+                limit = _col(frame, "limit")
                 if limit is not None and limit.size:
                     fig.memory_limit = float(np.nanmin(limit))
             fig.peak_memory = float(p)
-            if np.isnan(fig.memory_limit):
-                try:
-                    fig.memory_limit = float(self.job.host(host).attrs.get("memory_limit", "nan"))
-                except (TypeError, ValueError):
-                    pass
             if current is not None:
                 self._add(plot, host, t, gap, current, how="max")
 

@@ -85,10 +85,12 @@ def times(start_ns, rows, period_ns=PERIOD_NS):
     return start_ns + np.arange(rows, dtype=np.int64) * period_ns
 
 
-def standard_backends(t, rng, cpus=4, busy=2.0, memory=2 << 30, perfhw=True, node=True, period_s=None):
+def standard_backends(t, rng, cpus=4, busy=2.0, memory=2 << 30, perfhw=True, node=True, period_s=None,
+                      memory_limit=None):
     """A host's backends over the times t: cgroup_cpu, cgroup_memory,
     cgroup_io, processes, perfhw (instructions, cpu_cycles, cache_misses,
-    page_faults), rapl and temperature. Counters grow by random rates."""
+    page_faults), rapl and temperature. Counters grow by random rates.
+    memory_limit: the cgroup's memory limit column (NaN: none)."""
     n = t.size
     dt = np.diff(t, prepend=t[0]) / 1e9 if period_s is None else np.full(n, period_s)
     dt[0] = 0.0
@@ -101,7 +103,8 @@ def standard_backends(t, rng, cpus=4, busy=2.0, memory=2 << 30, perfhw=True, nod
     user = usage * 0.95
     cpu = np.column_stack([usage, user, usage - user, counter(10.0, 0.01), np.zeros(n), np.zeros(n)])
     current = np.clip(memory * (0.6 + 0.4 * np.sin(np.linspace(0, 6, n)) ** 2), 0, None)
-    mem = np.column_stack([current, np.maximum.accumulate(current), current * 0.9, current * 0.1, counter(1.0)])
+    mem = np.column_stack([current, np.maximum.accumulate(current), current * 0.9, current * 0.1, counter(1.0),
+                           np.full(n, np.nan if memory_limit is None else float(memory_limit))])
     io = np.column_stack([counter(1e6), counter(2e6), counter(10.0), counter(20.0)])
     proc = np.column_stack([np.full(n, 4.0), np.full(n, 16.0), counter(3e6), counter(4e6), counter(100.0),
                             counter(100.0), counter(1e6), counter(2e6), np.zeros(n)])
@@ -110,8 +113,8 @@ def standard_backends(t, rng, cpus=4, busy=2.0, memory=2 << 30, perfhw=True, nod
             ["usage", "user", "system", "nr_periods", "nr_throttled", "throttled_time"],
             ["s", "s", "s", "1", "1", "s"], ["counter"] * 6, t, cpu)),
         "cgroup_memory": backend("job", segment(
-            ["current", "peak", "anon", "file", "major_faults"], ["B", "B", "B", "B", "1"],
-            ["gauge"] * 4 + ["counter"], t, mem)),
+            ["current", "peak", "anon", "file", "major_faults", "limit"], ["B", "B", "B", "B", "1", "B"],
+            ["gauge"] * 4 + ["counter", "gauge"], t, mem)),
         "cgroup_io": backend("job", segment(
             ["read_bytes", "write_bytes", "read_ops", "write_ops"], ["B", "B", "1", "1"], ["counter"] * 4, t, io)),
         "processes": backend("job", segment(

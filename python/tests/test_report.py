@@ -33,15 +33,13 @@ def three_host_job(path, lost=0, throttle=False, limit=None, gap=False):
         t = np.delete(t, range(60, 70))
     hosts, per_host = {}, []
     for name, busy in (("n1", 2.5), ("n2", 2.0), ("n3", 0.05)):
-        b = synth.standard_backends(t, rng, cpus=4, busy=busy, memory=1 << 30)
+        b = synth.standard_backends(t, rng, cpus=4, busy=busy, memory=1 << 30, memory_limit=limit)
         if throttle:
             cpu = b["cgroup_cpu"]["segments"][0]["values"]
             cpu[:, 4] = cpu[:, 3] * 0.4          # nr_throttled = 40 % of nr_periods
         attrs = {"user": "carol", "cpus": "4", "cgroup": "/slurm/uid_1000/job_77", "first_ns": int(t[0]),
                  "last_ns": int(t[-1]), "job_start_ns": int(t[0]), "job_end_ns": int(t[-1]),
                  "samples_received": len(t), "samples_lost": lost}
-        if limit:
-            attrs["memory_limit"] = str(limit)
         if name == "n3":
             attrs["overlapping_jobs"] = ["77"]
         hosts[name] = {"attrs": attrs, "backends": b}

@@ -27,6 +27,9 @@ teardown() {
 @test "node and collector over tcp store a real workload's CPU time and memory" {
   start_collector "$URI" "$OUT"
   make_job_cgroup "$REL"
+  # A memory limit, as the schedulers set one: it is stored with the samples.
+  if cgroup_is_v2; then limit_file="$CGROOT$REL/memory.max"; else limit_file="$CGROOT/memory$REL/memory.limit_in_bytes"; fi
+  echo $((1024 * 1024 * 1024)) > "$limit_file"
   "$COLMET_BIN/colmet-node" --config /dev/null --job-id "$JOB" --cgroup "$REL" --zeromq-uri "$URI" \
     --sample-period 0.5 --hostname "$HOSTNAME_TAG" --user tester -v 2>"$BATS_TEST_TMPDIR/node.log" &
   NODE_PID=$!
@@ -57,6 +60,9 @@ teardown() {
   peak=$(h5 "$file" "float(np.nanmax(col('$HOSTNAME_TAG', 'cgroup_memory', 'peak')))")
   echo "peak memory $peak B"
   at_least "$peak" $((200 * 1024 * 1024))
+  limit=$(h5 "$file" "int(np.nanmin(col('$HOSTNAME_TAG', 'cgroup_memory', 'limit')))")
+  echo "memory limit $limit B (the cgroup's: $(cat "$limit_file"))"
+  [ "$limit" -eq $((1024 * 1024 * 1024)) ]
 
   # The summary agrees, and plain h5dump reads the file without colmet.
   summary_cpu=$(h5 "$file" "f['summary'].attrs['cpu_time_s']")

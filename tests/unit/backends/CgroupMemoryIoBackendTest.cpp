@@ -33,8 +33,50 @@ TEST(CgroupMemoryBackendTest, describes_its_metrics)
         {"current", "B", MetricKind::gauge}, {"peak", "B", MetricKind::gauge},
         {"anon", "B", MetricKind::gauge},    {"file", "B", MetricKind::gauge},
         {"major_faults", "1", MetricKind::counter},
+        {"limit", "B", MetricKind::gauge},
     };
     EXPECT_EQ(cgroup_memory_metrics(), expected);
+}
+
+// The job cgroup's limit: bytes, NaN when there is none ("max", v1's
+// page-counter maximum, no file), a problem when the file holds garbage.
+TEST(CgroupMemoryBackendTest, limit_is_the_cgroups_own_and_nan_when_unlimited)
+{
+    struct Case {
+        bool v2;
+        const char *content;  // nullptr: no file
+        double expected;      // NaN: none
+        const char *status;
+    };
+    const double nan = std::nan("");
+    const Case cases[] = {
+        {true, "2147483648\n", 2147483648.0, ""},
+        {true, "max\n", nan, ""},
+        {true, nullptr, nan, ""},
+        {true, "lots\n", nan, "memory.max: not a number"},
+        {false, "1073741824\n", 1073741824.0, ""},
+        {false, "9223372036854771712\n", nan, ""},
+        {false, nullptr, nan, ""},
+    };
+    for (const auto &c : cases) {
+        SCOPED_TRACE(std::string(c.v2 ? "v2 " : "v1 ") + (c.content ? c.content : "(no file)"));
+        test::FakeTree tree;
+        tree.copy_fixture(c.v2 ? "backends/v2" : "backends/v1");
+        const std::string file = c.v2 ? "job/memory.max" : "memory/job/memory.limit_in_bytes";
+        std::filesystem::remove(tree.path(file));
+        if (c.content)
+            tree.write(file, c.content);
+        auto b = make(make_cgroup_memory_backend, c.v2 ? test::context(test::v2_paths(tree.path("job")))
+                                                        : test::context(test::v1_paths(tree.root(), {"memory"})));
+        ASSERT_TRUE(b);
+        auto v = test::sample(*b);
+        if (std::isnan(c.expected))
+            EXPECT_TRUE(std::isnan(value(*b, v, "limit")));
+        else
+            EXPECT_DOUBLE_EQ(value(*b, v, "limit"), c.expected);
+        EXPECT_EQ(b->status(), c.status);
+        EXPECT_DOUBLE_EQ(value(*b, v, "current"), c.v2 ? 52428800 : 104857600);
+    }
 }
 
 TEST(CgroupMemoryBackendTest, v2_reads_bytes)

@@ -7,19 +7,25 @@
 
 #include <algorithm>
 #include <cerrno>
+#include <charconv>
 #include <limits>
 
 namespace colmet::node::backends {
 namespace {
 
 constexpr std::string_view k_name = "cgroup_memory";
-enum Index : size_t { k_current, k_peak, k_anon, k_file, k_major_faults };
+enum Index : size_t { k_current, k_peak, k_anon, k_file, k_major_faults, k_limit };
+
+// A v1 limit at or above this is "no limit" (the kernel's page-counter
+// maximum, 9223372036854771712 on x86_64, rounded down per page size).
+constexpr uint64_t k_v1_unlimited = uint64_t{1} << 62;
 
 struct MemoryFiles {
     bool v2 = false;
     KeptFile current;  // memory.usage_in_bytes (v1) / memory.current (v2)
     KeptFile peak;     // memory.max_usage_in_bytes (v1) / memory.peak (v2)
     KeptFile stat;     // memory.stat
+    KeptFile limit;    // memory.limit_in_bytes (v1) / memory.max (v2)
 };
 
 class CgroupMemoryBackend final : public CgroupFileBackend {
@@ -36,6 +42,31 @@ private:
             values[k_current] = static_cast<double>(*bytes);
         read_peak(values);
         read_stat(values);
+        read_limit(values);
+    }
+
+    // The job cgroup's own limit; NaN when it has none ("max", or v1's
+    // page-counter maximum) or no such file (a root cgroup).
+    void read_limit(std::span<double> values) noexcept
+    {
+        if (!m_f.limit.is_open() && m_f.limit.open_errno() == ENOENT)
+            return;
+        std::string_view text;
+        if (!m_f.limit.read(text, m_problems))
+            return;
+        while (!text.empty() && (text.back() == '\n' || text.back() == ' '))
+            text.remove_suffix(1);
+        if (text == "max")
+            return;
+        uint64_t bytes = 0;
+        auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), bytes);
+        if (ec != std::errc() || end != text.data() + text.size() || text.empty()) {
+            m_problems.item(m_f.v2 ? "memory.max: " : "memory.limit_in_bytes: ").add("not a number");
+            return;
+        }
+        if (!m_f.v2 && bytes >= k_v1_unlimited)
+            return;
+        values[k_limit] = static_cast<double>(bytes);
     }
 
     void read_peak(std::span<double> values) noexcept
@@ -82,6 +113,7 @@ const std::vector<wire::MetricDescriptor> &cgroup_memory_metrics()
         {"current", "B", MetricKind::gauge}, {"peak", "B", MetricKind::gauge},
         {"anon", "B", MetricKind::gauge},    {"file", "B", MetricKind::gauge},
         {"major_faults", "1", MetricKind::counter},
+        {"limit", "B", MetricKind::gauge},
     };
     return k_metrics;
 }
@@ -102,6 +134,7 @@ Result<std::unique_ptr<MetricBackend>> make_cgroup_memory_backend(const JobConte
         return r.error();
     f.peak = KeptFile(*dir, f.v2 ? "memory.peak" : "memory.max_usage_in_bytes");
     f.stat = KeptFile(*dir, "memory.stat");
+    f.limit = KeptFile(*dir, f.v2 ? "memory.max" : "memory.limit_in_bytes");
     auto backend = std::make_unique<CgroupMemoryBackend>(std::move(f));
     backend->set_cgroup_dirs({*dir});
     return std::unique_ptr<MetricBackend>(std::move(backend));
