@@ -56,6 +56,19 @@ void add_options(CLI::App &app, CollectorOptions &o)
         ->check(CLI::Range(1, 10000000))
         ->capture_default_str();
     app.add_option("--hdf5-dir", o.hdf5_dir, "Write one HDF5 file per job into this directory");
+    app.add_option_function<std::string>(
+           "--hdf5-owner",
+           [&o](const std::string &name) {
+               if (auto owner = hdf5::parse_file_owner(name))
+                   o.hdf5.owner = *owner;
+           },
+           "Who may read a job's file besides the collector's user and group: job-user (the job's user, by a POSIX "
+           "ACL entry) or collector (nobody else)")
+        ->check([](const std::string &name) {
+            return hdf5::parse_file_owner(name) ? std::string()
+                                                : "'" + name + "' is not one of: " + hdf5::file_owner_names();
+        })
+        ->default_str(std::string(hdf5::file_owner_name(o.hdf5.owner)));
     app.add_option("--hdf5-compression", o.hdf5.compression_level, "Deflate compression level of the datasets (0 = none)")
         ->check(CLI::Range(0, 9))
         ->capture_default_str();

@@ -7,10 +7,10 @@ packages=(
   # build
   build-essential cmake pkg-config
   # libraries
-  libzmq3-dev cppzmq-dev libmsgpack-cxx-dev libhdf5-dev libdeflate-dev libcli11-dev libspdlog-dev libpfm4-dev
+  libzmq3-dev cppzmq-dev libmsgpack-cxx-dev libhdf5-dev libdeflate-dev libcli11-dev libspdlog-dev libpfm4-dev libacl1-dev
   # tests, fuzzing, benchmarks
   libgtest-dev libgmock-dev googletest libbenchmark-dev bats clang libclang-rt-14-dev
-  hdf5-tools python3-h5py python3-numpy mandoc procps linux-perf
+  hdf5-tools python3-h5py python3-numpy mandoc procps linux-perf acl
   # the Python package (python/): colmet.open, colmet-report, its tests (pytest, a headless browser)
   python3-pandas python3-matplotlib python3-pytest chromium
   # Slurm SPANK plugin (spank.h) and its one-node cluster test

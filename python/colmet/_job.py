@@ -30,6 +30,9 @@ def open_h5(path):
         raise FileError(f"{path}: no such file")
     if os.path.isdir(path):
         raise FileError(f"{path}: is a directory, not a job file")
+    if not os.access(path, os.R_OK):
+        raise FileError(f"{path}: permission denied: a job's file is readable by the job's user and the "
+                        "collector's group only (see colmet(7))")
     try:
         return h5py.File(path, "r", locking=False)
     except (OSError, ValueError) as e:

@@ -11,6 +11,7 @@
 
 #include <algorithm>
 #include <cerrno>
+#include <sys/stat.h>
 #include <unistd.h>
 
 namespace colmet::collector {
@@ -155,8 +156,10 @@ void Hdf5Sink::consume_message(const wire::Message &msg, const Delivery &deliver
     }
     const size_t hosts_before = job.hosts.size();
     hdf5::observe_message(job.hosts[msg.host], msg, delivery.lost);
-    if (job.hosts.size() != hosts_before || !msg.meta.empty())
+    if (job.hosts.size() != hosts_before || !msg.meta.empty()) {
+        note_reader(job, msg);
         sync_state_bytes(job);
+    }
     if (make_room(hdf5::JobFile::append_bound(msg), &job, now) && job.file) {
         job.file->append(msg);
         sync_file_bytes(job);
@@ -253,11 +256,47 @@ bool Hdf5Sink::attach(JobState &job, int64_t now_ns)
         sync_state_bytes(job);
     }
     job.restored = true;
+    share_file(job);
     if (opened->created)  // a new file: every known host needs its attributes
         for (auto &[name, host] : job.hosts)
             host.dirty = true;
     note_peak();
     return true;
+}
+
+// The job's user, from the first metadata that names one; a host that names
+// another user is logged once and changes nothing.
+void Hdf5Sink::note_reader(hdf5::JobState &job, const wire::Message &msg)
+{
+    if (m_options.owner != hdf5::FileOwner::job_user)
+        return;
+    for (const auto &[key, value] : msg.meta) {
+        if (key != "user" || value.empty())
+            continue;
+        if (job.reader.empty()) {
+            job.reader = value;
+            share_file(job);
+        } else if (value != job.reader && !job.reader_conflict) {
+            job.reader_conflict = true;
+            report(job.job_id, Error::invalid("host " + msg.host + " says the job's user is '" + value +
+                                              "', an earlier message said '" + job.reader + "': only '" +
+                                              job.reader + "' may read " + job.path.string()));
+        }
+    }
+}
+
+// Give the job's user read access, once, when the file is on disk.
+void Hdf5Sink::share_file(hdf5::JobState &job)
+{
+    if (job.reader_granted || job.reader.empty() || !job.file || !job.file->attached())
+        return;
+    job.reader_granted = true;
+    if (auto r = hdf5::grant_read(job.path, job.reader); !r) {
+        ++m_stats.share_errors;
+        report(job.job_id, r.error());
+        return;
+    }
+    ++m_stats.files_shared;
 }
 
 void Hdf5Sink::detach(JobState &job)
@@ -460,9 +499,13 @@ Result<std::unique_ptr<Hdf5Sink>> make_hdf5_sink(Hdf5Options options)
     if (options.dir.empty())
         return Error::invalid("hdf5: no output directory given");
     std::error_code ec;
-    std::filesystem::create_directories(options.dir, ec);
-    if (ec)
-        return Error::system("create directory", options.dir.string(), ec.value());
+    if (!std::filesystem::exists(options.dir, ec)) {
+        std::filesystem::create_directories(options.dir, ec);
+        if (ec)
+            return Error::system("create directory", options.dir.string(), ec.value());
+        if (::chmod(options.dir.c_str(), hdf5::output_directory_mode(options.owner)) != 0)
+            return Error::system("chmod", options.dir.string(), errno);
+    }
     if (!std::filesystem::is_directory(options.dir, ec))
         return Error::invalid("hdf5: " + options.dir.string() + " is not a directory");
     auto canonical = std::filesystem::canonical(options.dir, ec);
@@ -471,6 +514,11 @@ Result<std::unique_ptr<Hdf5Sink>> make_hdf5_sink(Hdf5Options options)
     if (::access(canonical.c_str(), W_OK | X_OK) != 0)
         return Error::system("write to", canonical.string(), errno);
     options.dir = canonical;
+    struct stat st{};
+    if (options.owner == hdf5::FileOwner::job_user && ::stat(canonical.c_str(), &st) == 0 && !(st.st_mode & S_IXOTH))
+        spdlog::warn("hdf5: users cannot reach their job files: {} is mode {:04o}, without search permission for "
+                     "others (chmod o+x {}, or 0711 so that they cannot list it)",
+                     canonical.string(), st.st_mode & 07777, canonical.string());
     return std::make_unique<Hdf5Sink>(std::move(options));
 }
 

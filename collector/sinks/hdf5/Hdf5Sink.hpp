@@ -28,6 +28,7 @@
 #pragma once
 
 #include "collector/Sink.hpp"
+#include "collector/sinks/hdf5/FileAccess.hpp"
 #include "collector/sinks/hdf5/JobSummary.hpp"
 #include "collector/sinks/hdf5/NodeSharing.hpp"
 #include "common/log.hpp"
@@ -60,6 +61,9 @@ struct Hdf5Options {
     size_t batch_rows = 256;       // a segment holding this many rows is written at once
     uint64_t memory_budget_bytes = 256ULL << 20;  // the sink's memory estimate stays below this (at least 8 MiB)
     uint64_t min_free_bytes = 64ULL << 20;        // writing pauses below this much free space (0: never)
+    // Who may read a job's file besides the collector's user and group
+    // (FileAccess.hpp): the job's user by default.
+    hdf5::FileOwner owner = hdf5::FileOwner::job_user;
     // How free space under dir is measured (tests); empty: statvfs.
     std::function<std::optional<uint64_t>(const std::filesystem::path &)> free_bytes_probe;
 };
@@ -76,6 +80,8 @@ struct Hdf5SinkStats {
     uint64_t files_quarantined = 0; // unreadable files renamed to <name>.h5.corrupt-<ns>
     uint64_t files_abandoned = 0;  // files closed without further writes after an HDF5 error
     uint64_t summaries_written = 0;
+    uint64_t files_shared = 0;      // files the job's user was given read access to (ACL)
+    uint64_t share_errors = 0;      // files that could not be shared (unknown user, no ACLs)
     uint64_t memory_estimate_bytes = 0;  // now: open files, jobs' rows and structure, per-job state
     uint64_t memory_peak_bytes = 0;      // highest memory_estimate_bytes so far
     uint64_t budget_evictions = 0;       // files closed, buffers written or jobs closed to keep the budget
@@ -114,6 +120,8 @@ private:
     hdf5::JobState *job_for(const wire::Message &msg);
     bool open_job(hdf5::JobState &job, int64_t now_ns);
     bool attach(hdf5::JobState &job, int64_t now_ns);
+    void note_reader(hdf5::JobState &job, const wire::Message &msg);
+    void share_file(hdf5::JobState &job);
     void detach(hdf5::JobState &job);
     void fail_file(hdf5::JobState &job, int64_t now_ns);
     bool flush_job(hdf5::JobState &job, int64_t now_ns);

@@ -1,5 +1,6 @@
 #include "collector/sinks/hdf5/JobFile.hpp"
 
+#include "collector/sinks/hdf5/FileAccess.hpp"
 #include "collector/sinks/hdf5/Hdf5Io.hpp"
 #include "common/clock.hpp"
 
@@ -8,6 +9,7 @@
 #include <algorithm>
 #include <cerrno>
 #include <fcntl.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 namespace colmet::collector::hdf5 {
@@ -67,7 +69,11 @@ Result<File> create(const std::filesystem::path &path, const std::string &job_id
     // version 1, readable by HDF5 >= 1.6.)
     PropList fcpl{H5Pcreate(H5P_FILE_CREATE)};
     H5Pset_istore_k(fcpl.get(), 8);
+    // Born mode 0640, so that nobody else can open it before its ACL (if
+    // any) is set; one thread creates files, so the umask is ours here.
+    const mode_t old_mask = ::umask(k_job_file_umask);
     File file{H5Fcreate(path.c_str(), H5F_ACC_EXCL, fcpl.get(), fapl.get())};
+    ::umask(old_mask);
     if (!file)
         return h5_error("create " + path.string());
     for (auto r : {write_i32_attr(file.get(), "colmet_layout_version", k_layout_version),

@@ -29,6 +29,9 @@ struct JobState {
     int64_t last_activity_ns = 0;
     int64_t last_flush_ns = 0;
     int64_t retry_after_ns = 0;    // after a failed open, do not retry before
+    std::string reader;            // the job's user, who may read the file (hdf5-owner = job-user)
+    bool reader_granted = false;   // the file's ACL was set (or failed: not tried again)
+    bool reader_conflict = false;  // a host named another user (logged once)
     size_t file_bytes = 0;         // file->memory_bytes() as counted in the sink's estimate
     size_t state_bytes = 0;        // this state as counted in the sink's estimate
 };
