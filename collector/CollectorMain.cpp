@@ -13,6 +13,7 @@
 #include <csignal>
 #include <malloc.h>
 #include <sys/resource.h>
+#include <unistd.h>
 
 namespace colmet::collector {
 namespace {
@@ -24,6 +25,7 @@ struct CollectorOptions {
     std::string hdf5_dir;
     bool to_stdout = false;
     bool allow_unauthenticated = false;
+    bool allow_root = false;
     double idle_timeout_s = 600;
     std::string log_file;
     int verbosity = 0;
@@ -113,6 +115,9 @@ void add_options(CLI::App &app, CollectorOptions &o)
                    "Refuse new jobs on a host beyond this many per minute (0 = no cap)")
         ->check(CLI::Range(0, 10000000))
         ->capture_default_str();
+    app.add_flag("--allow-root", o.allow_root,
+                 "Run even as root (the collector needs no privilege: run it as its own user, as "
+                 "colmet-collector.service does)");
     app.add_flag("--stdout", o.to_stdout, "Also print every message on standard output");
     app.add_option("--log-file", o.log_file, "Log to this file instead of stderr");
     app.add_flag("-v,--verbose", o.verbosity, "More log output (-v info, -vv debug)");
@@ -168,6 +173,12 @@ int collector_main(int argc, char **argv)
         return rc == 0 ? 0 : 64;
     }
     log::setup("collector", o.verbosity, o.log_file);
+    if (::geteuid() == 0 && !o.allow_root) {
+        spdlog::critical("refusing to run as root: the collector needs no privilege (colmet-collector(8), "
+                         "SECURITY); run it as its own user, as colmet-collector.service does, or pass --allow-root "
+                         "(allow-root = yes)");
+        return 78;
+    }
 
     const bool authenticated = !o.listen.curve_secret_key.empty();
     if (o.listen.bind_uri.empty())

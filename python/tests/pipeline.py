@@ -59,7 +59,7 @@ class Collector:
         before = self._listening_lines()
         log = open(self.log_path, "ab")
         self.proc = subprocess.Popen(
-            [os.path.join(self.bin, "colmet-collector"), "--config", "/dev/null", "--zeromq-bind-uri", self.uri,
+            [os.path.join(self.bin, "colmet-collector"), "--config", "/dev/null", "--allow-root", "--zeromq-bind-uri", self.uri,
              "--hdf5-dir", str(self.out), "--flush-interval", str(self.flush_interval), "-v"],
             stdout=log, stderr=log)
         log.close()

@@ -232,7 +232,8 @@ int run_command(const RunOptions &o)
         }
         auto socket = std::filesystem::path(state.private_dir) / "collector.sock";
         uri = "ipc://" + socket.string();
-        std::vector<std::string> argv = {collector_program.string(), "--config", "/dev/null", "--zeromq-bind-uri",
+        // The private collector runs as root, like colmet-job run itself.
+        std::vector<std::string> argv = {collector_program.string(), "--config", "/dev/null", "--allow-root", "--zeromq-bind-uri",
                                          uri, "--hdf5-dir", hdf5_dir.string(), "--flush-interval", "1"};
         if (o.verbosity > 0)
             argv.push_back(o.verbosity > 1 ? "-vv" : "-v");

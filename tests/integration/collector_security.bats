@@ -47,7 +47,7 @@ make_keys() {
 }
 
 start_secure_collector() {
-  "$COLMET_BIN/colmet-collector" --config /dev/null --zeromq-bind-uri "$URI" --hdf5-dir "$OUT" \
+  "$COLMET_BIN/colmet-collector" --config /dev/null --allow-root --zeromq-bind-uri "$URI" --hdf5-dir "$OUT" \
     --curve-secret-key "$KEYS/collector.key" --nodes-dir "$KEYS/nodes.d" --flush-interval 0.2 -v "$@" \
     2>>"$LOG" &
   COLLECTOR_PID=$!
@@ -140,16 +140,16 @@ stop_collector() {
 }
 
 @test "without keys the collector listens on the loopback only, unless allow-unauthenticated says yes" {
-  run "$COLMET_BIN/colmet-collector" --config /dev/null --hdf5-dir "$OUT" --zeromq-bind-uri "tcp://0.0.0.0:$PORT"
+  run "$COLMET_BIN/colmet-collector" --config /dev/null --allow-root --hdf5-dir "$OUT" --zeromq-bind-uri "tcp://0.0.0.0:$PORT"
   [ "$status" -eq 64 ]
   [[ "$output" == *"refusing to listen on tcp://0.0.0.0:$PORT without authentication"* ]]
   # The default address without keys is the loopback.
-  "$COLMET_BIN/colmet-collector" --config /dev/null --hdf5-dir "$OUT" -v 2>>"$LOG" &
+  "$COLMET_BIN/colmet-collector" --config /dev/null --allow-root --hdf5-dir "$OUT" -v 2>>"$LOG" &
   COLLECTOR_PID=$!
   wait_for_log "listening on tcp://127.0.0.1:5556 (no authentication)" || wait_for_log "Address already in use"
   stop_pid "$COLLECTOR_PID" 5; COLLECTOR_PID=
   # Explicitly open: it runs, with a warning at every start.
-  "$COLMET_BIN/colmet-collector" --config /dev/null --hdf5-dir "$OUT" --zeromq-bind-uri "tcp://0.0.0.0:$PORT" \
+  "$COLMET_BIN/colmet-collector" --config /dev/null --allow-root --hdf5-dir "$OUT" --zeromq-bind-uri "tcp://0.0.0.0:$PORT" \
     --allow-unauthenticated -v 2>>"$LOG" &
   COLLECTOR_PID=$!
   wait_for_log "listening on tcp://0.0.0.0:$PORT"
@@ -158,7 +158,7 @@ stop_collector() {
   printf '[collector]\nallow-unauthenticated = yes\n' > "$BATS_TEST_TMPDIR/colmet.conf"
   stop_pid "$COLLECTOR_PID" 5; COLLECTOR_PID=
   : > "$LOG"
-  "$COLMET_BIN/colmet-collector" --config "$BATS_TEST_TMPDIR/colmet.conf" --hdf5-dir "$OUT" \
+  "$COLMET_BIN/colmet-collector" --config "$BATS_TEST_TMPDIR/colmet.conf" --allow-root --hdf5-dir "$OUT" \
     --zeromq-bind-uri "tcp://0.0.0.0:$PORT" -v 2>>"$LOG" &
   COLLECTOR_PID=$!
   wait_for_log "listening on tcp://0.0.0.0:$PORT"
@@ -168,17 +168,17 @@ stop_collector() {
 @test "bad key set-ups stop the collector at start with the reason" {
   make_keys
   chmod 644 "$KEYS/collector.key"
-  run "$COLMET_BIN/colmet-collector" --config /dev/null --hdf5-dir "$OUT" --zeromq-bind-uri "$URI" \
+  run "$COLMET_BIN/colmet-collector" --config /dev/null --allow-root --hdf5-dir "$OUT" --zeromq-bind-uri "$URI" \
     --curve-secret-key "$KEYS/collector.key" --nodes-dir "$KEYS/nodes.d"
   [ "$status" -eq 78 ]
   [[ "$output" == *"must be readable by its owner only (mode 644); run: chmod 600"* ]]
   chmod 600 "$KEYS/collector.key"
-  run "$COLMET_BIN/colmet-collector" --config /dev/null --hdf5-dir "$OUT" --zeromq-bind-uri "$URI" \
+  run "$COLMET_BIN/colmet-collector" --config /dev/null --allow-root --hdf5-dir "$OUT" --zeromq-bind-uri "$URI" \
     --curve-secret-key "$KEYS/collector.key" --nodes-dir "$BATS_TEST_TMPDIR/none"
   [ "$status" -eq 78 ]
   [[ "$output" == *"read nodes directory $BATS_TEST_TMPDIR/none: No such file or directory"* ]]
   echo "node044 not-a-key" > "$KEYS/nodes.d/node044.pub"
-  run "$COLMET_BIN/colmet-collector" --config /dev/null --hdf5-dir "$OUT" --zeromq-bind-uri "$URI" \
+  run "$COLMET_BIN/colmet-collector" --config /dev/null --allow-root --hdf5-dir "$OUT" --zeromq-bind-uri "$URI" \
     --curve-secret-key "$KEYS/collector.key" --nodes-dir "$KEYS/nodes.d"
   [ "$status" -eq 78 ]
   [[ "$output" == *"node044.pub:1: 'not-a-key' is not a 40-character Z85 CURVE public key"* ]]
@@ -244,7 +244,7 @@ vm_hwm() { awk '/^VmHWM/ { printf "%d\n", $2 / 1024 }' "/proc/$1/status"; }
 @test "idle connections that fill the descriptors are cut: a real sender still gets through" {
   # A small descriptor limit, as the attack found it: 3,000 idle TCP
   # connections took every descriptor and a real message was never stored.
-  prlimit --nofile=512:512 "$COLMET_BIN/colmet-collector" --config /dev/null --zeromq-bind-uri "$URI" \
+  prlimit --nofile=512:512 "$COLMET_BIN/colmet-collector" --config /dev/null --allow-root --zeromq-bind-uri "$URI" \
     --hdf5-dir "$OUT" --max-open-files 32 --idle-timeout 2 --flush-interval 0.2 -v 2>>"$LOG" &
   COLLECTOR_PID=$!
   wait_for_log "listening on"

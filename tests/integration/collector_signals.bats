@@ -35,7 +35,7 @@ PYEOF
 
 @test "SIGHUP writes the buffered rows, re-opens the log file, and the collector goes on" {
   # The longest flush interval (5 s): rows reach the file on SIGHUP first.
-  "$COLMET_BIN/colmet-collector" --config /dev/null --zeromq-bind-uri "$URI" --hdf5-dir "$OUT" \
+  "$COLMET_BIN/colmet-collector" --config /dev/null --allow-root --zeromq-bind-uri "$URI" --hdf5-dir "$OUT" \
     --flush-interval 5 --log-file "$LOG" -v &
   COLLECTOR_PID=$!
   make_job_cgroup "$REL"

@@ -87,7 +87,7 @@ remove_job_cgroup() {
 # start_collector URI DIR [args...]: background collector, pid in $COLLECTOR_PID.
 start_collector() {
   local uri=$1 dir=$2; shift 2
-  "$COLMET_BIN/colmet-collector" --config /dev/null --zeromq-bind-uri "$uri" --hdf5-dir "$dir" -v "$@" \
+  "$COLMET_BIN/colmet-collector" --config /dev/null --allow-root --zeromq-bind-uri "$uri" --hdf5-dir "$dir" -v "$@" \
     2>>"$BATS_TEST_TMPDIR/collector.log" &
   COLLECTOR_PID=$!
 }

@@ -87,7 +87,7 @@ except colmet.ColmetError as e:
 @test "hdf5-owner = collector (in colmet.conf): the job's user gets no access" {
   printf '[collector]\nhdf5-owner = collector\n' > "$WORK/colmet.conf"
   PORT=$(free_port)
-  "$COLMET_BIN/colmet-collector" --config "$WORK/colmet.conf" --zeromq-bind-uri "tcp://127.0.0.1:$PORT" \
+  "$COLMET_BIN/colmet-collector" --config "$WORK/colmet.conf" --allow-root --zeromq-bind-uri "tcp://127.0.0.1:$PORT" \
     --hdf5-dir "$OUT" --flush-interval 0.2 -v 2>>"$LOG" &
   COLLECTOR_PID=$!
   for _ in $(seq 100); do grep -q "listening on" "$LOG" && break; sleep 0.1; done
@@ -106,7 +106,7 @@ except colmet.ColmetError as e:
 @test "a job user unknown on the collector's host: the file is kept, unshared, and the reason logged" {
   PORT=$(free_port)
   mkdir -m 0711 "$OUT"
-  "$COLMET_BIN/colmet-collector" --config /dev/null --zeromq-bind-uri "tcp://127.0.0.1:$PORT" \
+  "$COLMET_BIN/colmet-collector" --config /dev/null --allow-root --zeromq-bind-uri "tcp://127.0.0.1:$PORT" \
     --hdf5-dir "$OUT" --flush-interval 0.2 -v 2>>"$LOG" &
   COLLECTOR_PID=$!
   for _ in $(seq 100); do grep -q "listening on" "$LOG" && break; sleep 0.1; done
@@ -121,13 +121,13 @@ except colmet.ColmetError as e:
 
 @test "the collector warns when users could not reach their files, and refuses an unknown hdf5-owner" {
   mkdir -m 0750 "$OUT"
-  timeout 5 "$COLMET_BIN/colmet-collector" --config /dev/null --zeromq-bind-uri "ipc://$WORK/c.sock" \
+  timeout 5 "$COLMET_BIN/colmet-collector" --config /dev/null --allow-root --zeromq-bind-uri "ipc://$WORK/c.sock" \
     --hdf5-dir "$OUT" 2>>"$LOG" &
   COLLECTOR_PID=$!
   for _ in $(seq 100); do grep -q "listening on\|cannot reach" "$LOG" && break; sleep 0.1; done
   kill -TERM "$COLLECTOR_PID"; wait "$COLLECTOR_PID" || true; COLLECTOR_PID=
   grep -q "users cannot reach their job files: $OUT is mode 0750" "$LOG"
-  run "$COLMET_BIN/colmet-collector" --config /dev/null --hdf5-dir "$OUT" --hdf5-owner group
+  run "$COLMET_BIN/colmet-collector" --config /dev/null --allow-root --hdf5-dir "$OUT" --hdf5-owner group
   [ "$status" -eq 64 ]
   [[ "$output" == *"'group' is not one of: job-user, collector"* ]]
 }

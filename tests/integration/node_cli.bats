@@ -30,7 +30,7 @@ load helpers
 
 @test "the collector reads its section of the configuration file and rejects unknown keys" {
   conf="$BATS_TEST_TMPDIR/colmet.conf"
-  printf '[node]\nsample-period = 2\n\n[collector]\nstdout = true\nzeromq-bind-uri = "ipc://%s/c.sock"\n' \
+  printf '[node]\nsample-period = 2\n\n[collector]\nallow-root = yes\nstdout = true\nzeromq-bind-uri = "ipc://%s/c.sock"\n' \
     "$BATS_TEST_TMPDIR" > "$conf"
   "$COLMET_BIN/colmet-collector" -c "$conf" >"$BATS_TEST_TMPDIR/out.txt" 2>"$BATS_TEST_TMPDIR/err.txt" &
   pid=$!
@@ -41,15 +41,42 @@ load helpers
   run "$COLMET_BIN/colmet-collector" -c "$conf"
   [ "$status" -eq 64 ]
   [[ "$output" == *"stdot"* ]]
-  run "$COLMET_BIN/colmet-collector" --config /dev/null
+  run "$COLMET_BIN/colmet-collector" --config /dev/null --allow-root
   [ "$status" -eq 64 ]
   [[ "$output" == *"--hdf5-dir"* ]]
+}
+
+@test "the collector refuses to run as root unless allowed, and works as an unprivileged user" {
+  require_root
+  run "$COLMET_BIN/colmet-collector" --config /dev/null --hdf5-dir "$BATS_TEST_TMPDIR/out"
+  [ "$status" -eq 78 ]
+  [[ "$output" == *"refusing to run as root"*"--allow-root"* ]]
+  [ ! -e "$BATS_TEST_TMPDIR/out" ]
+  # As an unprivileged user (nobody here; the package's colmet user on a
+  # site), from a copy it can run (a clone made by mktemp -d is 0700).
+  bin=$(mktemp -d /tmp/colmet-unpriv.XXXXXX)
+  chmod 755 "$bin"
+  cp "$COLMET_BIN/colmet-collector" "$COLMET_BIN/colmet-forge" "$bin/"
+  mkdir "$bin/out" && chown nobody "$bin/out"
+  port=$(free_port)
+  setpriv --reuid=nobody --regid=nogroup --clear-groups "$bin/colmet-collector" --config /dev/null \
+    --zeromq-bind-uri "tcp://127.0.0.1:$port" --hdf5-dir "$bin/out" --flush-interval 0.2 -v \
+    2>"$BATS_TEST_TMPDIR/unpriv.log" &
+  pid=$!
+  for _ in $(seq 100); do grep -q "listening on" "$BATS_TEST_TMPDIR/unpriv.log" && break; sleep 0.1; done
+  "$bin/colmet-forge" --uri "tcp://127.0.0.1:$port" --host node1 --job unpriv --kind job_start --meta user=root
+  for _ in $(seq 100); do [ -f "$bin/out/unpriv.h5" ] && break; sleep 0.1; done
+  stop_pid "$pid"
+  cat "$BATS_TEST_TMPDIR/unpriv.log"
+  owner=$(stat -c %U "$bin/out/unpriv.h5")
+  rm -rf "$bin"
+  [ "$owner" = nobody ]
 }
 
 @test "colmet-collector --stdout prints what a real colmet-node sends" {
   require_root
   sock="ipc://$BATS_TEST_TMPDIR/s.sock"
-  "$COLMET_BIN/colmet-collector" --config /dev/null --zeromq-bind-uri "$sock" --stdout \
+  "$COLMET_BIN/colmet-collector" --config /dev/null --allow-root --zeromq-bind-uri "$sock" --stdout \
     >"$BATS_TEST_TMPDIR/out.txt" 2>"$BATS_TEST_TMPDIR/err.txt" &
   cpid=$!
   rel="/colmet-test/cli-$$"

@@ -104,7 +104,7 @@ prepare_oar_cgroups() {
 start_collector() {
   mkdir -p "$WORK/h5"
   COLLECTOR_URI=ipc://$WORK/collector.ipc
-  "$COLMET_BIN/colmet-collector" --config /dev/null --zeromq-bind-uri "$COLLECTOR_URI" --hdf5-dir "$WORK/h5" -v \
+  "$COLMET_BIN/colmet-collector" --config /dev/null --allow-root --zeromq-bind-uri "$COLLECTOR_URI" --hdf5-dir "$WORK/h5" -v \
     > "$WORK/collector.log" 2>&1 &
   COLLECTOR_PID=$!
   on_exit "stop_pid $COLLECTOR_PID"

@@ -44,7 +44,7 @@ pid_t start_collector(const fs::path &out, const std::string &uri, const fs::pat
         FILE *f = std::freopen(log.c_str(), "w", stderr);
         (void)f;
         std::string bin = std::string(COLMET_BIN_DIR) + "/colmet-collector";
-        execl(bin.c_str(), bin.c_str(), "--config", "/dev/null", "--zeromq-bind-uri", uri.c_str(), "--hdf5-dir",
+        execl(bin.c_str(), bin.c_str(), "--config", "/dev/null", "--allow-root", "--zeromq-bind-uri", uri.c_str(), "--hdf5-dir",
               out.c_str(), "-v", static_cast<char *>(nullptr));
         _exit(127);
     }

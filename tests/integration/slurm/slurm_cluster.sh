@@ -242,7 +242,7 @@ export SLURM_CONF=$T/slurm.conf
 
 # --- collector, slurmctld, slurmd ------------------------------------------------
 start_collector() {
-    "$COLMET_BIN/colmet-collector" --config /dev/null --zeromq-bind-uri "$COLLECTOR_URI" --hdf5-dir "$T/h5" \
+    "$COLMET_BIN/colmet-collector" --config /dev/null --allow-root --zeromq-bind-uri "$COLLECTOR_URI" --hdf5-dir "$T/h5" \
         --flush-interval 0.5 -v >>"$T/log/collector.log" 2>&1 &
     COLLECTOR_PID=$!
 }
