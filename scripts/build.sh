@@ -1,7 +1,9 @@
 #!/usr/bin/env bash
 # Configure and build one flavour of colmet.
-#   scripts/build.sh [release|asan|fuzz] [extra cmake args...]
-# Build trees: build/ (release), build-asan/ (ASan+UBSan), build-fuzz/ (clang, libFuzzer).
+#   scripts/build.sh [programs|release|asan|fuzz] [extra cmake args...]
+# Build trees: build/ (programs: colmet's programs only, for the quick start;
+# release: everything, tests and benchmarks too), build-asan/ (ASan+UBSan),
+# build-fuzz/ (clang, libFuzzer).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -10,9 +12,13 @@ shift || true
 jobs=$(nproc)
 
 case "$flavour" in
+  programs)
+    dir=build
+    args=(-DCMAKE_BUILD_TYPE=RelWithDebInfo -DCOLMET_BUILD_TESTING=OFF -DCOLMET_BUILD_BENCH=OFF) ;;
   release)
     dir=build
-    args=(-DCMAKE_BUILD_TYPE=RelWithDebInfo -DCOLMET_WARNINGS_AS_ERRORS=ON) ;;
+    args=(-DCMAKE_BUILD_TYPE=RelWithDebInfo -DCOLMET_BUILD_TESTING=ON -DCOLMET_BUILD_BENCH=ON
+          -DCOLMET_WARNINGS_AS_ERRORS=ON) ;;
   asan)
     dir=build-asan
     args=(-DCMAKE_BUILD_TYPE=Debug -DCOLMET_SANITIZE=ON -DCOLMET_BUILD_BENCH=OFF -DCOLMET_WARNINGS_AS_ERRORS=ON) ;;
@@ -21,7 +27,7 @@ case "$flavour" in
     args=(-DCMAKE_BUILD_TYPE=RelWithDebInfo -DCMAKE_C_COMPILER=clang -DCMAKE_CXX_COMPILER=clang++
           -DCOLMET_BUILD_FUZZ=ON -DCOLMET_BUILD_TESTING=OFF -DCOLMET_BUILD_BENCH=OFF) ;;
   *)
-    echo "usage: scripts/build.sh [release|asan|fuzz]" >&2; exit 64 ;;
+    echo "usage: scripts/build.sh [programs|release|asan|fuzz]" >&2; exit 64 ;;
 esac
 
 cmake -S . -B "$dir" "${args[@]}" "$@" >"$dir.configure.log" 2>&1 || { cat "$dir.configure.log"; exit 1; }

@@ -187,3 +187,17 @@ def test_png_shows_each_host_in_its_colour(tmp_path):
     colours = {c for _, c in Image.open(io.BytesIO(png)).convert("RGB").getcolors(1 << 20)}
     for rgb in ((0x1f, 0x77, 0xb4), (0xff, 0x7f, 0x0e), (0x2c, 0xa0, 0x2c)):
         assert rgb in colours
+
+
+def test_the_launcher_names_the_missing_debian_packages(colmet_bin, tmp_path):
+    """build/bin/colmet-report without h5py (shadowed here by a module that
+    fails to import): one line naming the packages, exit 69, no traceback."""
+    fake = tmp_path / "h5py"
+    fake.mkdir()
+    (fake / "__init__.py").write_text('raise ImportError("No module named h5py", name="h5py")\n')
+    env = dict(os.environ, PYTHONPATH=str(tmp_path))
+    r = subprocess.run([os.path.join(colmet_bin, "colmet-report"), str(tmp_path / "job.h5")], env=env,
+                       capture_output=True, text=True)
+    assert r.returncode == 69
+    assert r.stderr.count("\n") == 1 and "Traceback" not in r.stderr
+    assert "the Python module h5py is missing" in r.stderr and "python3-h5py" in r.stderr
