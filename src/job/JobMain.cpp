@@ -1,6 +1,7 @@
 #include "job/JobMain.hpp"
 
 #include "common/log.hpp"
+#include "job/MountCommand.hpp"
 #include "job/RunCommand.hpp"
 #include "job/StartCommand.hpp"
 #include "node/backends/registry.hpp"
@@ -125,6 +126,12 @@ int job_main(int argc, char **argv)
     auto *status_cmd = app.add_subcommand("status", "List the samplers started by colmet-job start");
     status_cmd->add_option("--run-dir", status.run_dir, "Where the <job>.pid records live")->capture_default_str();
 
+    MountOptions mount;
+    auto *mount_cmd = app.add_subcommand(
+        "mount-perf-event", "Mount the perf_event cgroup v1 hierarchy when nobody has (at boot, before any job)");
+    mount_cmd->add_option("--cgroup-root", mount.cgroup_root, "Where the cgroup file systems are mounted")
+        ->capture_default_str();
+
     // Everything after the first "--" is the command, taken as it is: CLI11
     // 2.1 lets a list option (--disable-backend, --perfhw-list) just before
     // "--" eat the separator and then parses the command's own options.
@@ -159,6 +166,8 @@ int job_main(int argc, char **argv)
         return stop_command(stop);
     if (status_cmd->parsed())
         return status_command(status);
+    if (mount_cmd->parsed())
+        return mount_command(mount);
     log::setup("job", verbosity);
     run.verbosity = verbosity;
     if (run_cmd->parsed())

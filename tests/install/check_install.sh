@@ -33,7 +33,8 @@ expected=(sbin/colmet-node sbin/colmet-job sbin/colmet-collector sbin/colmet-key
           share/man/man8/colmet-collector.8 share/man/man7/colmet.7 share/man/man1/colmet-report.1
           share/colmet/oar/install.sh share/colmet/oar/prologue share/colmet/oar/epilogue
           share/colmet/oar/jrm_init_hook.pl share/colmet/oar/jrm_clean_hook.pl share/colmet/oar/admission_rule_16.pl
-          lib/python3/dist-packages/colmet/__init__.py)
+          lib/python3/dist-packages/colmet/__init__.py etc/colmet/colmet.conf etc/logrotate.d/colmet-node etc/logrotate.d/colmet-collector
+          lib/systemd/system/colmet-collector.service lib/systemd/system/colmet-perf-event.service)
 plugin_dir=$(sed -n 's/^COLMET_SLURM_PLUGINDIR:[A-Z]*=//p' "$build/CMakeCache.txt")
 have_spank=0
 [ -f "$build/hooks/slurm/spank_colmet.so" ] && have_spank=1

@@ -129,3 +129,20 @@ leftover_cgroups() {
   [ "$status" -eq 64 ]
   [[ "$output" == *"unknown perf event 'no_such_event'"* ]]
 }
+
+@test "colmet-job mount-perf-event makes the perf_event cgroups ready, and says why when it cannot" {
+  require_root
+  run "$COLMET_BIN/colmet-job" mount-perf-event
+  echo "$output"
+  [ "$status" -eq 0 ]
+  [[ "$output" == "perf_event cgroups: /sys/fs/cgroup"* ]]
+  dir=${output#perf_event cgroups: }
+  dir=${dir%% *}
+  [ -f "$dir/cgroup.procs" ]
+  # Twice is the same.
+  run "$COLMET_BIN/colmet-job" mount-perf-event
+  [ "$status" -eq 0 ] && [[ "$output" == "perf_event cgroups: $dir"* ]]
+  run "$COLMET_BIN/colmet-job" mount-perf-event --cgroup-root "$BATS_TEST_TMPDIR/none"
+  [ "$status" -eq 69 ]
+  [[ "$output" == *"$BATS_TEST_TMPDIR/none: No such file or directory"* ]]
+}
