@@ -161,7 +161,9 @@ TEST(PerfhwRealTest, task_clock_matches_the_workload_and_excludes_a_busy_sibling
     double counted = test::value(b, after, "task_clock") - test::value(b, before, "task_clock");
     EXPECT_NEAR(counted, workload, 0.05 * workload) << "cpuacct saw " << usage << " s";
     EXPECT_NEAR(usage, workload, 0.05 * workload);
-    EXPECT_GT(sibling_cpu, 0.5) << "the sibling should have been busy meanwhile";
+    // Enough sibling time for a leak to break the 5 % check above (on a
+    // loaded machine the sibling gets well under a whole CPU).
+    EXPECT_GT(sibling_cpu, 0.1 * workload) << "the sibling should have been busy meanwhile";
     EXPECT_LT(counted, workload + 0.25 * sibling_cpu) << "the sibling's CPU time leaked in";
     EXPECT_DOUBLE_EQ(test::value(b, after, "task_clock.scaling"), 1.0);
 
