@@ -1,16 +1,23 @@
 #!/usr/bin/env bash
-# Install the Debian 12 packages colmet needs to build, run and test.
-# Idempotent: installs only what is missing. Must run as root.
+# Install the Debian 12 packages colmet needs. Idempotent: installs only what
+# is missing. Must run as root.
+#   scripts/install-deps.sh run    build the programs and run a job (the quick start)
+#   scripts/install-deps.sh packages  what scripts/packages.sh needs (debhelper, lintian)
+#   scripts/install-deps.sh test   everything: also the tests, fuzzing, benchmarks,
+#                                  the report (Python), Slurm, OAR, packaging (the default)
 set -euo pipefail
 
-packages=(
-  # build
+# To build colmet's programs and run a job under colmet-job run.
+run_packages=(
   build-essential cmake pkg-config
-  # libraries
-  libzmq3-dev cppzmq-dev libmsgpack-cxx-dev libhdf5-dev libdeflate-dev libcli11-dev libspdlog-dev libpfm4-dev libacl1-dev
+  libzmq3-dev cppzmq-dev libmsgpack-cxx-dev libhdf5-dev libdeflate-dev libcli11-dev libspdlog-dev libpfm4-dev
+  libacl1-dev
+)
+# On top, for scripts/test.sh.
+test_packages=(
   # tests, fuzzing, benchmarks
   libgtest-dev libgmock-dev googletest libbenchmark-dev bats clang libclang-rt-14-dev
-  hdf5-tools python3-h5py python3-numpy mandoc procps linux-perf acl
+  hdf5-tools python3-h5py python3-numpy mandoc procps linux-perf acl logrotate
   # the Python package (python/): colmet.open, colmet-report, its tests (pytest, a headless browser)
   python3-pandas python3-matplotlib python3-pytest chromium
   # Slurm SPANK plugin (spank.h) and its one-node cluster test
@@ -20,6 +27,16 @@ packages=(
   oar-common oar-server oar-server-pgsql oar-node oar-user oar-user-pgsql liboar-perl
   libdbd-pg-perl postgresql-15 openssh-server
 )
+
+# On top of run, to build the Debian packages (scripts/packages.sh).
+package_packages=(debhelper dpkg-dev libslurm-dev python3 lintian)
+
+case "${1:-test}" in
+  run) packages=("${run_packages[@]}") ;;
+  packages) packages=("${run_packages[@]}" "${package_packages[@]}") ;;
+  test) packages=("${run_packages[@]}" "${test_packages[@]}" "${package_packages[@]}") ;;
+  *) echo "usage: scripts/install-deps.sh [run|packages|test]" >&2; exit 64 ;;
+esac
 
 if [ "$(id -u)" -ne 0 ]; then
   echo "install-deps: run as root (apt-get needs it)" >&2

@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Quick start, step 2: install what colmet needs, build it three ways and run
 # every test: unit and integration tests (GoogleTest, bats) and the man-page
-# lint on the release build; unit and integration tests again under
+# lint on the release build; the Debian packages built from the tree,
+# installed, used and purged; unit and integration tests again under
 # AddressSanitizer + UndefinedBehaviorSanitizer; one-minute libFuzzer runs
 # of the message decoder and of the HDF5 sink (COLMET_FUZZ_SECONDS each).
 # Run as root on Debian 12 (tests that need root skip themselves, with the
@@ -41,6 +42,9 @@ step "Release build (-Wall -Wextra, warnings are errors)"
 scripts/build.sh release || exit 1
 step "Unit, integration and lint tests (release build)"
 run_ctest build 'unit|integration|lint'
+
+step "Debian packages: built, linted, installed, used and purged (tests/install/check_packages.sh)"
+run_ctest build 'packaging'
 
 step "ASan + UBSan build"
 scripts/build.sh asan || exit 1
