@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Configure and build one flavour of colmet.
 #   scripts/build.sh [programs|release|asan|fuzz] [extra cmake args...]
-# Build trees: build/ (programs: colmet's programs only, for the quick start;
+# Build trees: build/ (programs: colmet-job, -node, -collector and the sample
+# workload only, for the quick start;
 # release: everything, tests and benchmarks too), build-asan/ (ASan+UBSan),
 # build-fuzz/ (clang, libFuzzer).
 set -euo pipefail
@@ -13,11 +14,14 @@ jobs=$(nproc)
 
 case "$flavour" in
   programs)
+    # What the quick start runs, and nothing else: no debug information,
+    # no tests, benchmarks or SPANK plugin.
     dir=build
-    args=(-DCMAKE_BUILD_TYPE=RelWithDebInfo -DCOLMET_BUILD_TESTING=OFF -DCOLMET_BUILD_BENCH=OFF) ;;
+    targets=(colmet-job colmet-node colmet-collector colmet-workload)
+    args=(-DCMAKE_BUILD_TYPE=Release -DCOLMET_BUILD_TESTING=OFF -DCOLMET_BUILD_BENCH=OFF -DCOLMET_WITH_SPANK=OFF) ;;
   release)
     dir=build
-    args=(-DCMAKE_BUILD_TYPE=RelWithDebInfo -DCOLMET_BUILD_TESTING=ON -DCOLMET_BUILD_BENCH=ON
+    args=(-DCMAKE_BUILD_TYPE=RelWithDebInfo -DCOLMET_BUILD_TESTING=ON -DCOLMET_BUILD_BENCH=ON -DCOLMET_WITH_SPANK=ON
           -DCOLMET_WARNINGS_AS_ERRORS=ON) ;;
   asan)
     dir=build-asan
@@ -33,6 +37,8 @@ esac
 cmake -S . -B "$dir" "${args[@]}" "$@" >"$dir.configure.log" 2>&1 || { cat "$dir.configure.log"; exit 1; }
 if [ "$flavour" = fuzz ]; then
   cmake --build "$dir" -j "$jobs" --target fuzz_decode fuzz_sink make_sink_seeds
+elif [ "$flavour" = programs ]; then
+  cmake --build "$dir" -j "$jobs" --target "${targets[@]}"
 else
   cmake --build "$dir" -j "$jobs"
 fi
