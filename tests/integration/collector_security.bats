@@ -65,7 +65,7 @@ forge() { "$COLMET_BIN/colmet-forge" --uri "$URI" "$@"; }
 
 # stopped_stats: the collector's last statistics line, after SIGTERM.
 stop_collector() {
-  stop_pid "$COLLECTOR_PID" 10; COLLECTOR_PID=
+  stop_pid "$COLLECTOR_PID" 30; COLLECTOR_PID=   # ASan on a busy machine closes 600 files slowly
   grep "stopped:" "$LOG" | tail -1
 }
 
