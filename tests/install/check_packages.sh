@@ -4,7 +4,8 @@
 # dpkg -i; then colmet-job run from /usr/sbin with the installed config,
 # the collector started as the colmet user exactly as its unit's ExecStart
 # says, the refusal to run as root, the installed SPANK plugin in the
-# one-node Slurm test; and dpkg --purge leaves nothing behind.
+# one-node Slurm test; an upgrade and a removal that keep the site's
+# configuration and data; and dpkg --purge leaves nothing behind.
 #
 # usage: check_packages.sh            (root; changes the machine, undoes it)
 # Exit 77 (skipped) without root or the Debian packaging tools.
@@ -138,7 +139,29 @@ else
   say "COLMET_BIN is not set: the Slurm test with the installed plugin is not run"
 fi
 
-# 7. Purge: nothing of the packages is left, no process runs.
+# 7. An upgrade (the same packages as version V+upgrade1, repacked with
+# dpkg-deb) keeps the site's conffiles, the user colmet and the job files;
+# removing the collector's package (not purging) keeps them too.
+up=$work/upgrade
+mkdir "$up"
+for p in "${packages[@]}"; do
+  dpkg-deb -R "$(ls "$work/${p}_"*.deb)" "$up/$p"
+  sed -i -E 's/^Version: (.*)$/Version: \1+upgrade1/; s/\(= ([^)]*)\)/(= \1+upgrade1)/g' "$up/$p/DEBIAN/control"
+  dpkg-deb -b "$up/$p" "$up/${p}.deb" >/dev/null
+done
+dpkg -i "$up"/*.deb >"$work/upgrade.log" 2>&1 </dev/null || { cat "$work/upgrade.log"; fail "the upgrade"; }
+[ "$(dpkg-query -W -f='${Version}' colmet-collector)" = "$(dpkg-query -W -f='${Version}' colmet-common)" ] || fail "versions differ"
+dpkg-query -W -f='${Version}' colmet-node | grep -q '+upgrade1$' || fail "colmet-node was not upgraded"
+grep -q "^# edited by the site ($$)$" /etc/colmet/colmet.conf || fail "the upgrade lost the site's colmet.conf"
+[ -f /var/lib/colmet/pkg-svc.h5 ] || fail "the upgrade lost the job files"
+getent passwd colmet >/dev/null || fail "the upgrade lost the user colmet"
+dpkg -r colmet-collector >"$work/remove.log" 2>&1 || { cat "$work/remove.log"; fail "dpkg -r colmet-collector"; }
+[ -f /var/lib/colmet/pkg-svc.h5 ] && getent passwd colmet >/dev/null ||
+  fail "removing (not purging) colmet-collector lost the job files or the user"
+[ ! -e /usr/sbin/colmet-collector ] || fail "dpkg -r left the collector's program"
+say "an upgrade keeps the site's colmet.conf, the user and the job files; so does removing the collector"
+
+# 8. Purge: nothing of the packages is left, no process runs.
 dpkg --purge "${packages[@]}" >"$work/purge.log" 2>&1 || { cat "$work/purge.log"; fail "dpkg --purge"; }
 snapshot >"$work/after.txt"
 if ! diff "$work/before.txt" "$work/after.txt" >"$work/diff.txt"; then
