@@ -41,7 +41,8 @@ if [ -n "${COLMET_PACKAGES_DIR:-}" ]; then
   cp "$COLMET_PACKAGES_DIR"/*.deb "$COLMET_PACKAGES_DIR"/*.changes "$COLMET_PACKAGES_DIR"/*.buildinfo "$work/"
 else
   say "building"
-  "$src/scripts/packages.sh" "$work" || fail "scripts/packages.sh"
+  # No -dbgsym packages here: they are not installed, and take build time.
+  DEB_BUILD_OPTIONS="${DEB_BUILD_OPTIONS:-} noautodbgsym" "$src/scripts/packages.sh" "$work" || fail "scripts/packages.sh"
 fi
 for p in "${packages[@]}"; do ls "$work/${p}_"*.deb >/dev/null 2>&1 || fail "no package $p"; done
 
