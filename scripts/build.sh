@@ -14,11 +14,13 @@ jobs=$(nproc)
 
 case "$flavour" in
   programs)
-    # What the quick start runs, and nothing else: no debug information,
-    # no tests, benchmarks or SPANK plugin.
+    # What the quick start runs, and nothing else: -O1 (13 % less
+    # compile time than -O3, see README), no debug information, no tests,
+    # benchmarks or SPANK plugin. The release flavour is the one to deploy.
     dir=build
     targets=(colmet-job colmet-node colmet-collector colmet-workload)
-    args=(-DCMAKE_BUILD_TYPE=Release -DCOLMET_BUILD_TESTING=OFF -DCOLMET_BUILD_BENCH=OFF -DCOLMET_WITH_SPANK=OFF) ;;
+    args=(-DCMAKE_BUILD_TYPE=Release "-DCMAKE_CXX_FLAGS_RELEASE=-O1 -DNDEBUG" -DCOLMET_BUILD_TESTING=OFF
+          -DCOLMET_BUILD_BENCH=OFF -DCOLMET_WITH_SPANK=OFF) ;;
   release)
     dir=build
     args=(-DCMAKE_BUILD_TYPE=RelWithDebInfo -DCOLMET_BUILD_TESTING=ON -DCOLMET_BUILD_BENCH=ON -DCOLMET_WITH_SPANK=ON
