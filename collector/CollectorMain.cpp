@@ -10,7 +10,10 @@
 
 #include <CLI/CLI.hpp>
 
+#include <algorithm>
+#include <array>
 #include <csignal>
+#include <cstdio>
 #include <malloc.h>
 #include <sys/resource.h>
 #include <unistd.h>
@@ -58,6 +61,15 @@ void add_options(CLI::App &app, CollectorOptions &o)
         ->check(CLI::Range(1, 10000000))
         ->capture_default_str();
     app.add_option("--hdf5-dir", o.hdf5_dir, "Write one HDF5 file per job into this directory");
+    app.add_option("--name", o.hdf5.writer,
+                   "This collector's name, recorded in every job file it writes; a file that names another "
+                   "collector is left alone (default: '<host name> <bind URI>')")
+        ->check([](const std::string &name) {
+            const bool printable = std::all_of(name.begin(), name.end(), [](char c) { return c >= 0x20 && c < 0x7f; });
+            return !name.empty() && name.size() <= 256 && printable
+                       ? std::string()
+                       : std::string("use 1 to 256 printable ASCII characters");
+        });
     app.add_option_function<std::string>(
            "--hdf5-owner",
            [&o](const std::string &name) {
@@ -199,6 +211,12 @@ int collector_main(int argc, char **argv)
     mallopt(M_TRIM_THRESHOLD, 64 << 20);
     mallopt(M_MMAP_THRESHOLD, 4 << 20);  // ...and takes it from the heap, not from a fresh mmap each time
 
+    if (o.hdf5.writer.empty()) {
+        std::array<char, 256> host{};
+        if (::gethostname(host.data(), host.size() - 1) != 0)
+            std::snprintf(host.data(), host.size(), "unknown-host");
+        o.hdf5.writer = std::string(host.data()) + " " + o.listen.bind_uri;
+    }
     fit_descriptors(o.hdf5_dir.empty() ? nullptr : &o.hdf5, o.listen.connections);
     std::vector<std::unique_ptr<Sink>> sinks;
     if (!o.hdf5_dir.empty()) {
@@ -208,6 +226,7 @@ int collector_main(int argc, char **argv)
             spdlog::critical("{}", sink.error().message());
             return 73;
         }
+        spdlog::info("writing job files into {} as the collector '{}'", (*sink)->dir().string(), o.hdf5.writer);
         sinks.push_back(std::move(*sink));
     }
     if (o.to_stdout)

@@ -1,6 +1,7 @@
 #include "PluginConfig.hpp"
 
 #include "SpecCheck.hpp"
+#include "common/collectors.hpp"
 
 #include <array>
 #include <cstdlib>
@@ -11,7 +12,7 @@ namespace colmet::spank {
 namespace {
 
 constexpr std::array<ConfigKey, 11> k_keys{{
-    {"collector", "URI", "collector address given to colmet-job --zeromq-uri"},
+    {"collector", "URI[,URI...]", "collector address(es) given to colmet-job --zeromq-uri"},
     {"metrics", "SPEC", "what a bare --colmet samples (same grammar as --colmet=SPEC)"},
     {"period", "SECONDS", "default seconds between samples (0.1 to 3600)"},
     {"cgroup_root", "DIR", "where the cgroup file systems are mounted"},
@@ -69,8 +70,8 @@ Result<void> set_key(PluginConfig &c, std::string_view key, std::string_view v)
         return Error::invalid(std::string(key) + "=" + std::string(v) + ": " + std::string(why));
     };
     if (key == "collector") {
-        if (v.empty() || v.find("://") == std::string_view::npos)
-            return bad("expected a ZeroMQ URI such as tcp://collector:5556");
+        if (auto list = parse_collector_list(v); !list)
+            return bad(list.error().message());
         c.collector = v;
     } else if (key == "metrics") {
         if (auto err = spec_error(v))

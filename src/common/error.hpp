@@ -12,6 +12,7 @@ enum class Errc {
     invalid,      // a value was out of range or not allowed
     unsupported,  // the machine or kernel lacks the feature
     not_found,    // a file, job or metric that should exist does not
+    conflict,     // it belongs to someone else (a job file another collector writes)
     internal,     // a bug or an unexpected library failure
 };
 

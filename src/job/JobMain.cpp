@@ -1,5 +1,6 @@
 #include "job/JobMain.hpp"
 
+#include "common/collectors.hpp"
 #include "common/log.hpp"
 #include "job/MountCommand.hpp"
 #include "job/RunCommand.hpp"
@@ -12,6 +13,17 @@
 #include <string_view>
 
 namespace colmet::job {
+namespace {
+
+// --zeromq-uri: one collector or several (common/collectors.hpp).
+const CLI::Validator k_collector_list(
+    [](std::string &value) {
+        auto list = parse_collector_list(value);
+        return list ? std::string() : list.error().message();
+    },
+    "URI[,URI...]");
+
+} // namespace
 
 int job_main(int argc, char **argv)
 {
@@ -29,7 +41,9 @@ int job_main(int argc, char **argv)
     auto *dir_opt = run_cmd->add_option("--hdf5-dir", run.hdf5_dir, "Directory for the job's HDF5 file (private collector)")
                         ->capture_default_str();
     run_cmd->add_option("--zeromq-uri", run.zeromq_uri,
-                        "Send to this running collector instead of starting a private one")
+                        "Send to this running collector instead of starting a private one (several, "
+                        "comma-separated: the job's one by a hash of the job id)")
+        ->check(k_collector_list)
         ->excludes(dir_opt);
     run_cmd->add_option("--job-id", run.job_id, "Job id (default: run-<date>-<pid>)");
     run_cmd->add_option("-s,--sample-period", run.period_s, "Seconds between samples (0.1 to 3600)")
@@ -85,7 +99,9 @@ int job_main(int argc, char **argv)
                           "The user's request: perfhw[:EVENT,...], period=S, rapl, temperature, infiniband, lustre "
                           "(comma-separated)");
     start_cmd->add_option("--zeromq-uri", start.zeromq_uri,
-                          "Collector address (default: [node] zeromq-uri of the config, else tcp://127.0.0.1:5556)");
+                          "Collector address, or several comma-separated (default: [node] zeromq-uri of the "
+                          "config, else tcp://127.0.0.1:5556)")
+        ->check(k_collector_list);
     start_cmd->add_option("-s,--sample-period", start.period_s,
                           "Seconds between samples unless the spec sets it (default: the config's, else 5)")
         ->check(CLI::Range(0.1, 3600.0));

@@ -233,8 +233,11 @@ int run_command(const RunOptions &o)
         auto socket = std::filesystem::path(state.private_dir) / "collector.sock";
         uri = "ipc://" + socket.string();
         // The private collector runs as root, like colmet-job run itself.
-        std::vector<std::string> argv = {collector_program.string(), "--config", "/dev/null", "--allow-root", "--zeromq-bind-uri",
-                                         uri, "--hdf5-dir", hdf5_dir.string(), "--flush-interval", "1"};
+        // One name for every private collector, so that a job id run again
+        // appends to its file (the socket path differs each time).
+        std::vector<std::string> argv = {collector_program.string(), "--config", "/dev/null", "--allow-root",
+                                         "--zeromq-bind-uri", uri, "--hdf5-dir", hdf5_dir.string(),
+                                         "--flush-interval", "1", "--name", "colmet-job run"};
         if (o.verbosity > 0)
             argv.push_back(o.verbosity > 1 ? "-vv" : "-v");
         SpawnOptions so;

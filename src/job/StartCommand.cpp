@@ -5,6 +5,7 @@
 #include "common/config_section.hpp"
 #include "common/log.hpp"
 #include "common/names.hpp"
+#include "common/text.hpp"
 #include "job/Detach.hpp"
 #include "job/HookSupport.hpp"
 #include "job/JobSpec.hpp"
@@ -55,7 +56,7 @@ NodeDefaults read_node_defaults(const std::string &config)
             if (item.name == "sample-period" || item.name == "sample_period" || item.name == "s")
                 d.period_s = std::stod(item.inputs.front());
             else if (item.name == "zeromq-uri" || item.name == "zeromq_uri")
-                d.uri = item.inputs.front();
+                d.uri = text::join(item.inputs, ",");  // a list of collectors arrives as several values
         }
     } catch (const std::exception &e) {
         spdlog::warn("{}: {} (colmet-node will refuse it too)", config, e.what());

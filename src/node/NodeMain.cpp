@@ -56,12 +56,14 @@ void add_options(CLI::App &app, NodeOptions &o)
     app.add_option("-s,--sample-period", o.period_s, "Seconds between samples (0.1 to 3600)")
         ->check(CLI::Range(k_min_period_s, k_max_period_s))
         ->capture_default_str();
-    app.add_option("--zeromq-uri", o.zmq.uri, "Collector address (ZeroMQ PUSH connects here)")->capture_default_str();
+    app.add_option("--zeromq-uri", o.zmq.uri, "Collector address (ZeroMQ PUSH connects here); several, comma-separated: the job's one by a hash of the job id")
+        ->join()  // a list in colmet.conf arrives as several values: one per line
+        ->capture_default_str();
     app.add_option("--zeromq-hwm", o.zmq.hwm, "Messages queued at most while the collector is slow or away")
         ->check(CLI::Range(1, 1000000))
         ->capture_default_str();
     app.add_option("--curve-server-key", o.zmq.curve_server_key,
-                   "The collector's public-key file (colmet-keygen): talk to it with CURVE");
+                   "The collector's public-key file (colmet-keygen): talk to it with CURVE; several collectors: one file for all, or one per collector, comma-separated in --zeromq-uri's order");
     app.add_option("--curve-secret-key", o.zmq.curve_secret_key,
                    "This node's CURVE key-pair file (colmet-keygen; mode 0600, root only)");
     app.add_option("--zeromq-linger", o.zmq.linger_ms,
@@ -200,8 +202,14 @@ int run(const NodeOptions &o)
         return k_exit_usage;
     }
 
-    // The keys are read first: an unreadable key is a set-up error, whatever the job.
-    auto transport = make_zmq_transport(o.zmq);
+    // The job's collector, then its keys: an unreadable key is a set-up
+    // error, whatever the job.
+    auto zmq = choose_collector(o.zmq, o.job_id);
+    if (!zmq) {
+        spdlog::critical("{}", zmq.error().message());
+        return k_exit_usage;
+    }
+    auto transport = make_zmq_transport(*zmq);
     if (!transport) {
         spdlog::critical("{}", transport.error().message());
         return k_exit_usage;
@@ -287,7 +295,7 @@ int run(const NodeOptions &o)
     config.job_id = o.job_id;
     config.host = o.hostname.empty() ? default_hostname() : o.hostname;
     config.period_s = o.period_s;
-    config.collector_uri = o.zmq.uri;
+    config.collector_uri = zmq->uri;
     if (o.enable_perfhw)
         if (auto names = backends::perfhw::split_event_list(o.perfhw_list))
             config.perfhw_events = std::move(*names);
@@ -302,7 +310,8 @@ int run(const NodeOptions &o)
         config.meta.push_back(std::move(kv));
 
 
-    spdlog::info("sampling job {} ({}) every {} s to {}{}", o.job_id, cgroups->describe(), o.period_s, o.zmq.uri,
+    spdlog::info("sampling job {} ({}) every {} s to {}{}{}", o.job_id, cgroups->describe(), o.period_s, zmq->uri,
+                 zmq->uri == o.zmq.uri ? "" : " (the job's collector of those in --zeromq-uri)",
                  o.zmq.curve_secret_key.empty() ? "" : " (CURVE)");
     bool perfhw_running = false;
     for (const auto &b : backends)

@@ -32,4 +32,11 @@ struct ZmqOptions {
 // keys are given; a key that cannot be read is an error here).
 Result<std::unique_ptr<Transport>> make_zmq_transport(const ZmqOptions &options);
 
+// The options for one job when `uri` lists several collectors: `uri` becomes
+// the job's collector (common/collectors.hpp), and `curve_server_key` its
+// key file when that lists one file per collector, comma-separated in the
+// same order (a single file serves every collector). An error when either
+// list is malformed or the counts differ.
+Result<ZmqOptions> choose_collector(const ZmqOptions &options, std::string_view job_id);
+
 } // namespace colmet::node

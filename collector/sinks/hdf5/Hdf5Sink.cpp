@@ -203,7 +203,8 @@ bool Hdf5Sink::open_job(JobState &job, int64_t now_ns)
         return false;
     if (!make_room(sizeof(hdf5::JobFile) + (can_write ? k_open_file_bytes : 0), &job, now_ns))
         return false;
-    job.file = std::make_unique<hdf5::JobFile>(job.path, job.job_id, hdf5::SegmentOptions{m_options.compression_level},
+    job.file = std::make_unique<hdf5::JobFile>(job.path, job.job_id, m_options.writer,
+                                               hdf5::SegmentOptions{m_options.compression_level},
                                                *m_codec);
     job.last_flush_ns = now_ns;
     sync_file_bytes(job);
@@ -235,7 +236,7 @@ bool Hdf5Sink::attach(JobState &job, int64_t now_ns)
         detach(*m_attached.front());
     auto opened = job.file->attach();
     if (!opened) {
-        ++m_stats.write_errors;
+        ++(opened.error().code() == Errc::conflict ? m_stats.files_foreign : m_stats.write_errors);
         job.retry_after_ns = now_ns + std::clamp(to_ns(m_options.flush_interval_s), k_min_retry_ns, k_max_retry_ns);
         report(job.job_id, opened.error());
         return false;

@@ -64,6 +64,10 @@ struct Hdf5Options {
     // Who may read a job's file besides the collector's user and group
     // (FileAccess.hpp): the job's user by default.
     hdf5::FileOwner owner = hdf5::FileOwner::job_user;
+    // This collector's name, recorded in every file it writes (root
+    // attribute "collector"); a file that names another collector is left
+    // alone and its messages dropped (files_foreign). Empty: no check.
+    std::string writer;
     // How free space under dir is measured (tests); empty: statvfs.
     std::function<std::optional<uint64_t>(const std::filesystem::path &)> free_bytes_probe;
 };
@@ -78,6 +82,7 @@ struct Hdf5SinkStats {
     uint64_t rows_dropped = 0;     // rows lost: failed writes, a file that could not be opened, the budget while paused
     uint64_t messages_dropped = 0; // messages not stored because their file could not be opened
     uint64_t files_quarantined = 0; // unreadable files renamed to <name>.h5.corrupt-<ns>
+    uint64_t files_foreign = 0;     // opens refused: the file is another collector's (Hdf5Options::writer)
     uint64_t files_abandoned = 0;  // files closed without further writes after an HDF5 error
     uint64_t summaries_written = 0;
     uint64_t files_shared = 0;      // files the job's user was given read access to (ACL)

@@ -35,8 +35,50 @@ Result<void> check_openable(const std::filesystem::path &path)
     return ok();
 }
 
+Error foreign_file(const std::filesystem::path &path, const std::string &theirs, const std::string &writer)
+{
+    return Error(Errc::conflict, path.string() + " is written by the collector '" + theirs + "', not by this one ('" +
+                                     writer + "'): a job has one collector; do all nodes list the same collectors "
+                                              "in zeromq-uri?");
+}
+
+// The collector that writes a file, when the sink is given a name: a file
+// it created names it; a file without a name (older colmet) becomes its own;
+// a file with another name is left alone (Errc::conflict).
+Result<void> claim(hid_t file, const std::filesystem::path &path, const std::string &writer)
+{
+    if (writer.empty())
+        return ok();
+    if (!attr_exists(file, k_writer_attr))
+        return write_str_attr(file, k_writer_attr, writer);
+    auto theirs = read_str_attr(file, k_writer_attr);
+    if (!theirs)
+        return theirs.error().with_context(path.string());
+    if (*theirs != writer)
+        return foreign_file(path, *theirs, writer);
+    return ok();
+}
+
+// Before a file is opened for writing: opening it read-write changes its
+// superblock, which another collector's file must never see. Read-only, a
+// file that names another collector is an Errc::conflict; anything else
+// (no name, not HDF5, unreadable) is for reopen() to judge.
+Result<void> check_writer(const std::filesystem::path &path, const std::string &writer)
+{
+    if (writer.empty() || H5Fis_hdf5(path.c_str()) <= 0)
+        return ok();
+    PropList fapl = file_access_plist();
+    File file{H5Fopen(path.c_str(), H5F_ACC_RDONLY, fapl.get())};
+    if (!file || !attr_exists(file.get(), k_writer_attr))
+        return ok();
+    auto theirs = read_str_attr(file.get(), k_writer_attr);
+    if (theirs && *theirs != writer)
+        return foreign_file(path, *theirs, writer);
+    return ok();
+}
+
 // Reopen an existing colmet file; an empty File when it is not one.
-Result<File> reopen(const std::filesystem::path &path, const std::string &job_id)
+Result<File> reopen(const std::filesystem::path &path, const std::string &job_id, const std::string &writer)
 {
     if (auto r = check_openable(path); !r)
         return r.error();
@@ -54,10 +96,14 @@ Result<File> reopen(const std::filesystem::path &path, const std::string &job_id
         return Error::invalid(path.string() + " holds job '" + *id + "', not '" + job_id + "'");
     if (*version != k_layout_version)
         return Error(Errc::unsupported, path.string() + " has layout version " + std::to_string(*version));
+    if (auto r = claim(file.get(), path, writer); !r) {
+        close_without_writing(file);
+        return r.error();
+    }
     return file;
 }
 
-Result<File> create(const std::filesystem::path &path, const std::string &job_id)
+Result<File> create(const std::filesystem::path &path, const std::string &job_id, const std::string &writer)
 {
     std::error_code ec;
     std::filesystem::create_directories(path.parent_path(), ec);
@@ -78,7 +124,7 @@ Result<File> create(const std::filesystem::path &path, const std::string &job_id
         return h5_error("create " + path.string());
     for (auto r : {write_i32_attr(file.get(), "colmet_layout_version", k_layout_version),
                    write_str_attr(file.get(), "job_id", job_id),
-                   write_i64_attr(file.get(), "created_ns", realtime_ns())})
+                   write_i64_attr(file.get(), "created_ns", realtime_ns()), claim(file.get(), path, writer)})
         if (!r) {
             close_without_writing(file);
             return r.error().with_context(path.string());
@@ -87,7 +133,8 @@ Result<File> create(const std::filesystem::path &path, const std::string &job_id
 }
 
 // The first open of a job's file in this JobFile's life.
-Result<File> open_first(const std::filesystem::path &path, const std::string &job_id, JobFile::Opened &out)
+Result<File> open_first(const std::filesystem::path &path, const std::string &job_id, const std::string &writer,
+                        JobFile::Opened &out)
 {
     std::error_code ec;
     auto status = std::filesystem::symlink_status(path, ec);
@@ -96,7 +143,9 @@ Result<File> open_first(const std::filesystem::path &path, const std::string &jo
         return Error::system("stat", path.string(), ec.value());
     File file;
     if (exists && status.type() == std::filesystem::file_type::regular) {
-        auto reopened = reopen(path, job_id);
+        if (auto r = check_writer(path, writer); !r)
+            return r.error();
+        auto reopened = reopen(path, job_id, writer);
         if (!reopened)
             return reopened.error();
         file = std::move(*reopened);
@@ -111,7 +160,7 @@ Result<File> open_first(const std::filesystem::path &path, const std::string &jo
         out.quarantined = aside;
     }
     if (!file) {
-        auto created = create(path, job_id);
+        auto created = create(path, job_id, writer);
         if (!created)
             return created.error();
         file = std::move(*created);
@@ -121,12 +170,12 @@ Result<File> open_first(const std::filesystem::path &path, const std::string &jo
 }
 
 // A later open: the file must still be this job's colmet file.
-Result<File> open_again(const std::filesystem::path &path, const std::string &job_id)
+Result<File> open_again(const std::filesystem::path &path, const std::string &job_id, const std::string &writer)
 {
     std::error_code ec;
     if (!std::filesystem::is_regular_file(std::filesystem::symlink_status(path, ec)))
         return Error(Errc::not_found, path.string() + " is gone or no longer a regular file");
-    auto file = reopen(path, job_id);
+    auto file = reopen(path, job_id, writer);
     if (!file)
         return file.error();
     if (!*file)
@@ -136,8 +185,10 @@ Result<File> open_again(const std::filesystem::path &path, const std::string &jo
 
 } // namespace
 
-JobFile::JobFile(std::filesystem::path path, std::string job_id, const SegmentOptions &options, ChunkCodec &codec)
-    : m_path(std::move(path)), m_job_id(std::move(job_id)), m_options(options), m_codec(&codec)
+JobFile::JobFile(std::filesystem::path path, std::string job_id, std::string writer, const SegmentOptions &options,
+                 ChunkCodec &codec)
+    : m_path(std::move(path)), m_job_id(std::move(job_id)), m_writer(std::move(writer)), m_options(options),
+      m_codec(&codec)
 {
     recount();
 }
@@ -153,7 +204,7 @@ Result<JobFile::Opened> JobFile::attach()
     Opened out;
     if (attached())
         return out;
-    auto file = m_opened_once ? open_again(m_path, m_job_id) : open_first(m_path, m_job_id, out);
+    auto file = m_opened_once ? open_again(m_path, m_job_id, m_writer) : open_first(m_path, m_job_id, m_writer, out);
     if (!file)
         return file.error();
     auto hosts = open_or_create_group(file->get(), "hosts");

@@ -29,6 +29,8 @@
 namespace colmet::collector::hdf5 {
 
 inline constexpr int32_t k_layout_version = 1;
+// The root attribute naming the collector that writes the file.
+inline constexpr const char *k_writer_attr = "collector";
 
 // Counters a JobFile adds to; the sink collects them into its stats.
 struct IoCounters {
@@ -48,7 +50,10 @@ public:
     };
 
     // codec encodes the chunks of every flush; it must outlive the JobFile.
-    JobFile(std::filesystem::path path, std::string job_id, const SegmentOptions &options, ChunkCodec &codec);
+    // writer names the collector (root attribute "collector"; empty: none):
+    // a file another collector writes is left alone (Errc::conflict).
+    JobFile(std::filesystem::path path, std::string job_id, std::string writer, const SegmentOptions &options,
+            ChunkCodec &codec);
     ~JobFile();
     JobFile(const JobFile &) = delete;
     JobFile &operator=(const JobFile &) = delete;
@@ -61,7 +66,8 @@ public:
     // it; a path that exists but is not a readable colmet HDF5 file (or is
     // not a regular file) is renamed to <path>.corrupt-<ns> and a new file
     // is created; a colmet file of another job is an error and is left
-    // alone. Later: reopen it, an error when it is no longer this job's file.
+    // alone, and so is one another collector writes. Later: reopen it, an
+    // error when it is no longer this job's file.
     Result<Opened> attach();
     // Close the file, keeping everything in memory. The file is flushed
     // first; when that fails the file is abandoned and the error returned.
@@ -129,6 +135,7 @@ private:
 
     std::filesystem::path m_path;
     std::string m_job_id;
+    std::string m_writer;
     File m_file;  // declared before the groups: closed after every group below
     Group m_hosts;
     std::map<std::string, HostNode> m_host_nodes;  // by original host name
