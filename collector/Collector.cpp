@@ -57,6 +57,15 @@ std::string CollectorStats::to_string() const
            std::to_string(unauthorized) + refused_text(*this) + "), lost " + std::to_string(lost);
 }
 
+std::string Collector::sinks_text() const
+{
+    std::string out;
+    for (const auto &sink : m_sinks)
+        if (auto text = sink->stats_text(); !text.empty())
+            out += "; " + text;
+    return out;
+}
+
 Collector::Collector(std::vector<std::unique_ptr<Sink>> sinks, AdmissionLimits limits)
     : m_sinks(std::move(sinks)), m_admission(limits)
 {

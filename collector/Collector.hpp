@@ -38,6 +38,8 @@ public:
     void close_all();
 
     const CollectorStats &stats() const { return m_stats; }
+    // The sinks' stats_text(), each after "; " (for the log lines).
+    std::string sinks_text() const;
 
 private:
     void reject(uint64_t &counter, const std::string &why);

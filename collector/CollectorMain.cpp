@@ -5,6 +5,7 @@
 #include "collector/serve.hpp"
 #include "collector/sinks/hdf5/Hdf5Sink.hpp"
 #include "collector/sinks/stdout/StdoutSink.hpp"
+#include "collector/sinks/tsdb/TsdbSink.hpp"
 #include "common/config_section.hpp"
 #include "common/log.hpp"
 
@@ -24,6 +25,7 @@ namespace {
 struct CollectorOptions {
     ListenOptions listen;
     Hdf5Options hdf5;
+    tsdb::TsdbOptions tsdb;
     AdmissionLimits admission;
     std::string hdf5_dir;
     bool to_stdout = false;
@@ -33,6 +35,46 @@ struct CollectorOptions {
     std::string log_file;
     int verbosity = 0;
 };
+
+// The time-series sink: --tsdb-* here, the keys of [tsdb] in colmet.conf.
+void add_tsdb_options(CLI::App &app, tsdb::TsdbOptions &t)
+{
+    app.add_option("--tsdb-url", t.http.url,
+                   "Also send every value to this time-series store (http:// or https://), e.g. "
+                   "http://vm:8428/api/v1/write")
+        ->check([](const std::string &url) {
+            return url.rfind("http://", 0) == 0 || url.rfind("https://", 0) == 0
+                       ? std::string()
+                       : std::string("expected an http:// or https:// URL");
+        });
+    app.add_option_function<std::string>(
+           "--tsdb-protocol",
+           [&t](const std::string &name) { t.protocol = *tsdb::parse_protocol(name); },
+           "remote-write (Prometheus remote write: VictoriaMetrics, Prometheus, Thanos, Mimir) or influx "
+           "(InfluxDB line protocol)")
+        ->check(CLI::IsMember({"remote-write", "influx"}))
+        ->default_str(tsdb::protocol_name(t.protocol));
+    app.add_option("--tsdb-cluster", t.cluster, "The cluster label of every point (default: none)");
+    app.add_option("--tsdb-batch-points", t.batch_points, "Send a batch when it holds this many points")
+        ->check(CLI::Range(1, 1000000))
+        ->capture_default_str();
+    app.add_option("--tsdb-batch-interval", t.batch_interval_s, "...or when it is this many seconds old")
+        ->check(CLI::Range(0.1, 60.0))
+        ->capture_default_str();
+    app.add_option_function<double>(
+           "--tsdb-queue", [&t](const double &mib) { t.http.queue_bytes = static_cast<size_t>(mib * (1 << 20)); },
+           "MiB of batches kept while the store is slow or away; beyond, the oldest are dropped and counted")
+        ->check(CLI::Range(0.01, 65536.0))
+        ->default_str(std::to_string(t.http.queue_bytes >> 20));
+    app.add_option("--tsdb-timeout", t.http.timeout_s, "Seconds a request may take before it is retried")
+        ->check(CLI::Range(0.1, 600.0))
+        ->capture_default_str();
+    app.add_option("--tsdb-bearer-token-file", t.http.bearer_token_file,
+                   "Send 'Authorization: Bearer' with the first line of this file (readable by the collector only)");
+    app.add_option("--tsdb-basic-auth-file", t.http.basic_auth_file,
+                   "HTTP basic authentication with the first line of this file, user:password");
+    app.add_option("--tsdb-ca-file", t.http.ca_file, "TLS: trust the certificate authorities of this file");
+}
 
 void add_options(CLI::App &app, CollectorOptions &o)
 {
@@ -131,6 +173,7 @@ void add_options(CLI::App &app, CollectorOptions &o)
                  "Run even as root (the collector needs no privilege: run it as its own user, as "
                  "colmet-collector.service does)");
     app.add_flag("--stdout", o.to_stdout, "Also print every message on standard output");
+    add_tsdb_options(app, o.tsdb);
     app.add_option("--log-file", o.log_file, "Log to this file instead of stderr");
     app.add_flag("-v,--verbose", o.verbosity, "More log output (-v info, -vv debug)");
 }
@@ -170,16 +213,16 @@ void fit_descriptors(Hdf5Options *hdf5, ConnectionLimits &connections)
 
 int collector_main(int argc, char **argv)
 {
-    CLI::App app{"colmet-collector: receives colmet-node messages and stores one HDF5 file per job",
+    CLI::App app{"colmet-collector: receives colmet-node messages, stores one HDF5 file per job and/or sends the values to a time-series store",
                  "colmet-collector"};
     app.set_version_flag("--version", std::string("colmet-collector ") + COLMET_VERSION);
-    use_config_section(app, "collector", "/etc/colmet/colmet.conf");
+    use_config_section(app, "collector", "/etc/colmet/colmet.conf", {"tsdb"});
     CollectorOptions o;
     add_options(app, o);
     try {
         app.parse(argc, argv);
-        if (o.hdf5_dir.empty() && !o.to_stdout)
-            throw CLI::ValidationError("output", "give --hdf5-dir DIR, --stdout, or both");
+        if (o.hdf5_dir.empty() && !o.to_stdout && o.tsdb.http.url.empty())
+            throw CLI::ValidationError("output", "give --hdf5-dir DIR, --tsdb-url URL or --stdout (or several)");
     } catch (const CLI::ParseError &e) {
         int rc = app.exit(e);
         return rc == 0 ? 0 : 64;
@@ -227,6 +270,16 @@ int collector_main(int argc, char **argv)
             return 73;
         }
         spdlog::info("writing job files into {} as the collector '{}'", (*sink)->dir().string(), o.hdf5.writer);
+        sinks.push_back(std::move(*sink));
+    }
+    if (!o.tsdb.http.url.empty()) {
+        auto sink = tsdb::TsdbSink::make(o.tsdb);
+        if (!sink) {
+            spdlog::critical("{}", sink.error().message());
+            return 78;
+        }
+        spdlog::info("sending every value to {} ({}{}{})", o.tsdb.http.url, tsdb::protocol_name(o.tsdb.protocol),
+                     o.tsdb.cluster.empty() ? "" : ", cluster ", o.tsdb.cluster);
         sinks.push_back(std::move(*sink));
     }
     if (o.to_stdout)

@@ -6,6 +6,7 @@
 #include "wire/message.hpp"
 
 #include <cstdint>
+#include <string>
 
 namespace colmet::collector {
 
@@ -35,6 +36,10 @@ public:
 
     // Flush and close everything (SIGTERM, end of run).
     virtual void close_all() noexcept = 0;
+
+    // The sink's counters in a few words for the collector's log lines
+    // ("" for none).
+    virtual std::string stats_text() const { return {}; }
 };
 
 } // namespace colmet::collector

@@ -253,8 +253,8 @@ int serve(Collector &collector, const ListenOptions &options)
             last_tick = now;
         }
         if (now - last_stats_log >= int64_t{60} * 1'000'000'000) {
-            spdlog::info("{}; {}", collector.stats().to_string(),
-                         connection_summary(guard, security ? &*security : nullptr));
+            spdlog::info("{}; {}{}", collector.stats().to_string(),
+                         connection_summary(guard, security ? &*security : nullptr), collector.sinks_text());
             last_stats_log = now;
         }
     }
@@ -274,8 +274,8 @@ int serve(Collector &collector, const ListenOptions &options)
     collector.close_all();
     zmq_socket_monitor(socket.handle(), nullptr, 0);
     ::close(sfd);
-    spdlog::info("stopped: {}; {}", collector.stats().to_string(),
-                 connection_summary(guard, security ? &*security : nullptr));
+    spdlog::info("stopped: {}; {}{}", collector.stats().to_string(),
+                 connection_summary(guard, security ? &*security : nullptr), collector.sinks_text());
     return 0;
 }
 

@@ -5,14 +5,21 @@
 
 #include <CLI/CLI.hpp>
 
+#include <algorithm>
 #include <memory>
 #include <string>
+#include <vector>
 
 namespace colmet {
 
 class SectionConfig : public CLI::ConfigINI {
 public:
-    explicit SectionConfig(std::string section) : m_section(std::move(section)) {}
+    // The keys of [section], and of each [extra] section as "<extra>-<key>"
+    // (colmet-collector's [tsdb] url is its --tsdb-url).
+    explicit SectionConfig(std::string section, std::vector<std::string> extra = {})
+        : m_section(std::move(section)), m_extra(std::move(extra))
+    {
+    }
 
     std::vector<CLI::ConfigItem> from_config(std::istream &input) const override
     {
@@ -23,7 +30,13 @@ public:
             if (item.parents.empty())
                 throw CLI::ConfigError("configuration key '" + item.name +
                                        "' is outside a section: put it under [" + m_section + "]");
-            if (item.parents.size() == 1 && item.parents.front() == m_section) {
+            if (item.parents.size() != 1)
+                continue;
+            if (item.parents.front() == m_section) {
+                item.parents.clear();
+                out.push_back(std::move(item));
+            } else if (std::find(m_extra.begin(), m_extra.end(), item.parents.front()) != m_extra.end()) {
+                item.name = item.parents.front() + "-" + item.name;
                 item.parents.clear();
                 out.push_back(std::move(item));
             }
@@ -33,15 +46,21 @@ public:
 
 private:
     std::string m_section;
+    std::vector<std::string> m_extra;
 };
 
 // Read the configuration file given with -c/--config (default_path when not
 // given; a missing default file is not an error) and take the keys of
 // `section`; an unknown key in that section is an error.
-inline void use_config_section(CLI::App &app, const std::string &section, const std::string &default_path)
+inline void use_config_section(CLI::App &app, const std::string &section, const std::string &default_path,
+                               std::vector<std::string> extra = {})
 {
-    app.set_config("-c,--config", default_path, "Configuration file (its [" + section + "] section)");
-    app.config_formatter(std::make_shared<SectionConfig>(section));
+    std::string sections = "[" + section + "]";
+    for (const auto &e : extra)
+        sections += " and [" + e + "]";
+    app.set_config("-c,--config", default_path,
+                   "Configuration file (its " + sections + (extra.empty() ? " section)" : " sections)"));
+    app.config_formatter(std::make_shared<SectionConfig>(section, std::move(extra)));
     app.allow_config_extras(CLI::config_extras_mode::error);
 }
 

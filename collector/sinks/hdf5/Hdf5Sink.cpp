@@ -85,6 +85,17 @@ size_t Hdf5Sink::open_jobs() const
         std::count_if(m_jobs.begin(), m_jobs.end(), [](const auto &j) { return j.second->file != nullptr; }));
 }
 
+std::string Hdf5Sink::stats_text() const
+{
+    const Hdf5SinkStats s = stats();
+    std::string text = "hdf5: " + std::to_string(s.rows_written) + " rows written, " +
+                       std::to_string(s.files_opened) + " files opened, " + std::to_string(s.write_errors) +
+                       " write errors, " + std::to_string(s.rows_dropped) + " rows dropped";
+    if (s.files_foreign > 0)
+        text += ", " + std::to_string(s.files_foreign) + " opens refused (another collector's file)";
+    return text;
+}
+
 Hdf5SinkStats Hdf5Sink::stats() const
 {
     Hdf5SinkStats s = m_stats;

@@ -108,6 +108,7 @@ public:
     void close_all() noexcept override;
 
     Hdf5SinkStats stats() const;
+    std::string stats_text() const override;
     size_t open_files() const { return m_open_files; }  // HDF5 files open now
     size_t open_jobs() const;                           // jobs whose rows and structure are in memory
     const std::filesystem::path &dir() const { return m_options.dir; }

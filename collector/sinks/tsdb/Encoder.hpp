@@ -1,0 +1,49 @@
+// Turning points into the body of one HTTP request, in either protocol:
+//   remote_write  Prometheus remote write 1.0: a protobuf WriteRequest,
+//                 snappy-compressed (VictoriaMetrics, vmagent, Prometheus,
+//                 Thanos Receive, Mimir);
+//   influx        InfluxDB line protocol, nanosecond timestamps (InfluxDB
+//                 1.x /write and 2.x /api/v2/write, VictoriaMetrics, Telegraf).
+// One point is one value of one series at one time. Not thread-safe.
+#pragma once
+
+#include "collector/sinks/tsdb/Naming.hpp"
+
+#include <cstdint>
+#include <memory>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace colmet::collector::tsdb {
+
+enum class Protocol : uint8_t { remote_write, influx };
+std::optional<Protocol> parse_protocol(std::string_view name);  // "remote-write", "influx"
+const char *protocol_name(Protocol p);
+
+// The labels of a point besides its name; an empty one is left out.
+struct Labels {
+    std::string_view cluster;
+    std::string_view host;
+    std::string_view job_id;
+    std::string_view user;
+};
+
+class Encoder {
+public:
+    virtual ~Encoder() = default;
+    // A finite value (the caller skips NaN and infinities).
+    virtual void add(const SeriesName &name, const Labels &labels, double value, int64_t time_ns) = 0;
+    virtual size_t points() const = 0;
+    virtual size_t size_estimate() const = 0;  // bytes of the body so far, before compression
+    // The request body of every point added since the last take(), which
+    // starts a new one.
+    virtual std::string take() = 0;
+    // The HTTP headers the body needs ("Name: value").
+    virtual std::vector<std::string> headers() const = 0;
+};
+
+std::unique_ptr<Encoder> make_encoder(Protocol protocol);
+
+} // namespace colmet::collector::tsdb

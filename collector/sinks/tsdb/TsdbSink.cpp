@@ -1,0 +1,169 @@
+#include "collector/sinks/tsdb/TsdbSink.hpp"
+
+#include <spdlog/spdlog.h>
+
+#include <chrono>
+#include <cmath>
+
+namespace colmet::collector::tsdb {
+
+namespace {
+
+constexpr int64_t k_forget_job_ns = 3600LL * 1'000'000'000;  // a job's user is kept this long after its last message
+constexpr size_t k_max_name_sets = 4096;
+
+int64_t to_ns(double seconds) { return static_cast<int64_t>(seconds * 1e9); }
+
+} // namespace
+
+Result<std::unique_ptr<TsdbSink>> TsdbSink::make(TsdbOptions options)
+{
+    auto encoder = make_encoder(options.protocol);
+    auto sender = HttpSender::start(options.http, encoder->headers());
+    if (!sender)
+        return sender.error().with_context("tsdb");
+    return std::unique_ptr<TsdbSink>(new TsdbSink(std::move(options), std::move(*sender), nullptr));
+}
+
+std::unique_ptr<TsdbSink> TsdbSink::with_submit(TsdbOptions options, Submit submit)
+{
+    return std::unique_ptr<TsdbSink>(new TsdbSink(std::move(options), nullptr, std::move(submit)));
+}
+
+TsdbSink::TsdbSink(TsdbOptions options, std::unique_ptr<HttpSender> sender, Submit submit)
+    : m_options(std::move(options)), m_encoder(make_encoder(m_options.protocol)), m_sender(std::move(sender)),
+      m_submit(std::move(submit))
+{
+}
+
+TsdbSink::~TsdbSink() { close_all(); }
+
+const std::vector<SeriesName> &TsdbSink::names_of(const wire::BackendBlock &block)
+{
+    if (!block.metrics_wire) {
+        m_scratch.clear();
+        for (const auto &m : block.metrics)
+            m_scratch.push_back(series_name(block.name, m));
+        return m_scratch;
+    }
+    auto it = m_names.find(block.metrics_wire);
+    if (it != m_names.end() && it->second.size() == block.metrics.size())
+        return it->second;
+    if (m_names.size() >= k_max_name_sets)
+        m_names.clear();
+    std::vector<SeriesName> names;
+    names.reserve(block.metrics.size());
+    for (const auto &m : block.metrics)
+        names.push_back(series_name(block.name, m));
+    return m_names.insert_or_assign(block.metrics_wire, std::move(names)).first->second;
+}
+
+void TsdbSink::consume(const wire::Message &msg, const Delivery &delivery) noexcept
+{
+    if (m_closed)
+        return;
+    try {
+        m_now_ns = delivery.received_mono_ns;
+        JobInfo &job = m_jobs[msg.job_id];
+        job.seen_mono_ns = delivery.received_mono_ns;
+        for (const auto &[key, value] : msg.meta)
+            if (key == "user" && !value.empty())
+                job.user = value;
+        const Labels job_labels{m_options.cluster, msg.host, msg.job_id, job.user};
+        const Labels node_labels{m_options.cluster, msg.host, {}, {}};
+        const size_t before = m_encoder->points();
+        for (const auto &block : msg.backends) {
+            const bool node_scope = block.scope == wire::Scope::node;
+            if (node_scope) {
+                // Every job on the node sends the node's values, read at
+                // nearly the same aligned times: one reading per half period.
+                const int64_t gap = static_cast<int64_t>(std::max(msg.period_s, 0.0) * 0.5e9);
+                auto [it, fresh] = m_node_times.try_emplace({msg.host, block.name}, msg.time_ns);
+                if (!fresh) {
+                    if (msg.time_ns <= it->second || msg.time_ns - it->second < gap)
+                        continue;
+                    it->second = msg.time_ns;
+                }
+            }
+            const auto &names = names_of(block);
+            const size_t n = std::min(names.size(), block.values.size());
+            for (size_t i = 0; i < n; ++i)
+                if (std::isfinite(block.values[i]))
+                    m_encoder->add(names[i], node_scope ? node_labels : job_labels, block.values[i], msg.time_ns);
+        }
+        if (m_encoder->points() > before && m_batch_started_ns == 0)
+            m_batch_started_ns = delivery.received_mono_ns;
+        if (m_encoder->points() >= m_options.batch_points)
+            send_batch();
+    } catch (const std::exception &e) {
+        spdlog::error("tsdb: job {}: {}", msg.job_id, e.what());
+    }
+}
+
+void TsdbSink::send_batch()
+{
+    const size_t points = m_encoder->points();
+    if (points == 0)
+        return;
+    if (m_sender)
+        m_sender->submit(m_encoder->take(), points);
+    else
+        m_submit(m_encoder->take(), points);
+    m_batch_started_ns = 0;
+}
+
+void TsdbSink::tick(int64_t now_mono_ns) noexcept
+{
+    try {
+        if (m_batch_started_ns != 0 && now_mono_ns - m_batch_started_ns >= to_ns(m_options.batch_interval_s))
+            send_batch();
+        if (now_mono_ns - m_last_cleanup_ns > 60LL * 1'000'000'000) {
+            m_last_cleanup_ns = now_mono_ns;
+            std::erase_if(m_jobs, [&](const auto &kv) { return now_mono_ns - kv.second.seen_mono_ns > k_forget_job_ns; });
+            if (m_node_times.size() > 100000)
+                m_node_times.clear();
+        }
+    } catch (const std::exception &e) {
+        spdlog::error("tsdb: {}", e.what());
+    }
+}
+
+void TsdbSink::flush_all(int64_t) noexcept
+{
+    try {
+        send_batch();
+    } catch (const std::exception &e) {
+        spdlog::error("tsdb: {}", e.what());
+    }
+}
+
+void TsdbSink::close_all() noexcept
+{
+    if (m_closed)
+        return;
+    m_closed = true;
+    try {
+        send_batch();
+    } catch (const std::exception &e) {
+        spdlog::error("tsdb: {}", e.what());
+    }
+    if (m_sender)
+        m_sender->stop(std::chrono::milliseconds(static_cast<int64_t>(m_options.stop_grace_s * 1000)));
+}
+
+SenderStats TsdbSink::stats() const
+{
+    SenderStats s = m_sender ? m_sender->stats() : SenderStats{};
+    s.queued_points += m_encoder->points();
+    return s;
+}
+
+std::string TsdbSink::stats_text() const
+{
+    const SenderStats s = stats();
+    return "tsdb: " + std::to_string(s.points_sent) + " points sent, " + std::to_string(s.queued_points) +
+           " queued, " + std::to_string(s.points_dropped) + " dropped, " + std::to_string(s.points_rejected) +
+           " rejected; " + std::to_string(s.requests) + " requests, " + std::to_string(s.retries) + " retried";
+}
+
+} // namespace colmet::collector::tsdb

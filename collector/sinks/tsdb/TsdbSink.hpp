@@ -1,0 +1,85 @@
+// The time-series sink of colmet-collector: every value of every valid
+// message as a point in a time-series store (VictoriaMetrics, Prometheus,
+// Thanos, Mimir, InfluxDB), beside or instead of the HDF5 files.
+//
+// Points are named as Naming.hpp says, labelled job_id, user, host and
+// cluster (node-scope backends: host and cluster only, and one reading per
+// host every half period, whichever job's sampler sent it first, however
+// many jobs share the node), stamped with the
+// sample's own time (milliseconds for remote write, nanoseconds for
+// InfluxDB), and carry the very number the HDF5 file holds. A missing value
+// (NaN) is not sent at all: the series has no point at that time, as in
+// the HDF5 file, rather than a zero or a stale marker.
+//
+// consume() only encodes into the current batch; a batch goes to the
+// HttpSender (its own thread, a bounded queue) when it holds batch_points
+// points or is batch_interval_s old. Not thread-safe: one thread calls it.
+#pragma once
+
+#include "collector/Sink.hpp"
+#include "collector/sinks/tsdb/Encoder.hpp"
+#include "collector/sinks/tsdb/HttpSender.hpp"
+#include "common/result.hpp"
+
+#include <functional>
+#include <map>
+#include <memory>
+#include <string>
+#include <unordered_map>
+#include <vector>
+
+namespace colmet::collector::tsdb {
+
+struct TsdbOptions {
+    Protocol protocol = Protocol::remote_write;
+    HttpOptions http;
+    std::string cluster;            // the cluster label (empty: none)
+    size_t batch_points = 10000;    // a batch is sent when it holds this many points...
+    double batch_interval_s = 1;    // ...or is this old
+    double stop_grace_s = 5;        // at close_all, how long queued batches may still take
+};
+
+class TsdbSink final : public Sink {
+public:
+    // Starts the sender (reads the credential files).
+    static Result<std::unique_ptr<TsdbSink>> make(TsdbOptions options);
+    // Without a sender: every batch goes to `submit` (tests).
+    using Submit = std::function<void(std::string body, uint64_t points)>;
+    static std::unique_ptr<TsdbSink> with_submit(TsdbOptions options, Submit submit);
+    ~TsdbSink() override;
+
+    void consume(const wire::Message &msg, const Delivery &delivery) noexcept override;
+    void tick(int64_t now_mono_ns) noexcept override;
+    void flush_all(int64_t now_mono_ns) noexcept override;
+    void close_all() noexcept override;
+
+    SenderStats stats() const;
+    std::string stats_text() const override;
+
+private:
+    TsdbSink(TsdbOptions options, std::unique_ptr<HttpSender> sender, Submit submit);
+    const std::vector<SeriesName> &names_of(const wire::BackendBlock &block);
+    void send_batch();
+
+    struct JobInfo {
+        std::string user;
+        int64_t seen_mono_ns = 0;
+    };
+
+    TsdbOptions m_options;
+    std::unique_ptr<Encoder> m_encoder;
+    std::unique_ptr<HttpSender> m_sender;  // null with with_submit()
+    Submit m_submit;
+    int64_t m_batch_started_ns = 0;  // CLOCK_MONOTONIC of the first point of the batch (0: empty)
+    int64_t m_now_ns = 0;
+    std::unordered_map<std::string, JobInfo> m_jobs;           // the user of each job heard of
+    std::map<std::pair<std::string, std::string>, int64_t> m_node_times;  // (host, backend): last time written
+    // Series names by descriptor bytes (decoded messages share them); the
+    // key's shared_ptr keeps the bytes, so an address is never reused.
+    std::map<std::shared_ptr<const std::string>, std::vector<SeriesName>> m_names;
+    std::vector<SeriesName> m_scratch;  // names of a block built in memory
+    int64_t m_last_cleanup_ns = 0;
+    bool m_closed = false;
+};
+
+} // namespace colmet::collector::tsdb

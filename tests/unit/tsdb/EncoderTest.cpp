@@ -1,0 +1,92 @@
+// The request bodies of the two protocols, read back: remote write through
+// snappy and protobuf, line protocol as text.
+#include "collector/sinks/tsdb/Encoder.hpp"
+
+#include "remote.pb.h"
+
+#include <gtest/gtest.h>
+#include <snappy.h>
+
+#include <cmath>
+
+namespace colmet::collector::tsdb {
+namespace {
+
+constexpr int64_t k_t = 1'700'000'000'123'456'789;
+
+prompb::WriteRequest decode(const std::string &body)
+{
+    std::string raw;
+    EXPECT_TRUE(snappy::Uncompress(body.data(), body.size(), &raw));
+    prompb::WriteRequest req;
+    EXPECT_TRUE(req.ParseFromString(raw));
+    return req;
+}
+
+TEST(EncoderTest, remote_write_sends_sorted_labels_exact_values_and_milliseconds)
+{
+    auto e = make_encoder(Protocol::remote_write);
+    const SeriesName usage = series_name("cgroup_cpu", {"usage", "s", wire::MetricKind::counter});
+    const SeriesName task = series_name("perfhw", {"task_clock", "s", wire::MetricKind::counter});
+    const double exact = 0.1 + 0.2;  // not representable in 12 digits
+    e->add(usage, {"ci", "node1", "42", "alice"}, exact, k_t);
+    e->add(task, {"", "node1", "42", ""}, 1e300, k_t + 1'000'000);
+    EXPECT_EQ(e->points(), 2u);
+    const auto req = decode(e->take());
+    EXPECT_EQ(e->points(), 0u);
+    ASSERT_EQ(req.timeseries_size(), 2);
+    const auto &a = req.timeseries(0);
+    std::vector<std::pair<std::string, std::string>> labels;
+    for (const auto &l : a.labels())
+        labels.emplace_back(l.name(), l.value());
+    EXPECT_EQ(labels, (std::vector<std::pair<std::string, std::string>>{{"__name__", "colmet_cgroup_cpu_usage_seconds_total"},
+                                                                          {"cluster", "ci"},
+                                                                          {"host", "node1"},
+                                                                          {"job_id", "42"},
+                                                                          {"user", "alice"}}));
+    ASSERT_EQ(a.samples_size(), 1);
+    EXPECT_EQ(a.samples(0).value(), exact);
+    EXPECT_EQ(a.samples(0).timestamp(), 1'700'000'000'123);
+    const auto &b = req.timeseries(1);
+    ASSERT_EQ(b.labels_size(), 4);  // empty labels left out; event between cluster and host
+    EXPECT_EQ(b.labels(1).name(), "event");
+    EXPECT_EQ(b.labels(1).value(), "task_clock");
+    EXPECT_EQ(b.samples(0).value(), 1e300);
+    EXPECT_EQ(b.samples(0).timestamp(), 1'700'000'000'124);
+    // The next batch starts empty.
+    e->add(usage, {"", "h", "1", ""}, 1, k_t);
+    EXPECT_EQ(decode(e->take()).timeseries_size(), 1);
+}
+
+TEST(EncoderTest, remote_write_headers)
+{
+    const auto h = make_encoder(Protocol::remote_write)->headers();
+    EXPECT_NE(std::find(h.begin(), h.end(), "Content-Encoding: snappy"), h.end());
+    EXPECT_NE(std::find(h.begin(), h.end(), "Content-Type: application/x-protobuf"), h.end());
+}
+
+TEST(EncoderTest, line_protocol_lines_round_trip_values_and_escape_labels)
+{
+    auto e = make_encoder(Protocol::influx);
+    const SeriesName usage = series_name("cgroup_cpu", {"usage", "s", wire::MetricKind::counter});
+    const double exact = 0.1 + 0.2;
+    e->add(usage, {"ci", "node1", "42", "alice"}, exact, k_t);
+    e->add(usage, {"", "n 1", "a,b=c\\", ""}, -2.5e-10, 5);
+    EXPECT_EQ(e->take(), "colmet_cgroup_cpu,cluster=ci,host=node1,job_id=42,user=alice usage_seconds_total="
+                         "0.30000000000000004 1700000000123456789\n"
+                         "colmet_cgroup_cpu,host=n\\ 1,job_id=a\\,b\\=c\\\\ usage_seconds_total=-2.5e-10 5\n");
+    const SeriesName ev = series_name("perfhw", {"page_faults", "1", wire::MetricKind::counter});
+    e->add(ev, {"", "h", "1", ""}, 7, 1);
+    EXPECT_EQ(e->take(), "colmet_perfhw,event=page_faults,host=h,job_id=1 count_total=7 1\n");
+}
+
+TEST(EncoderTest, protocol_names)
+{
+    EXPECT_EQ(parse_protocol("remote-write"), Protocol::remote_write);
+    EXPECT_EQ(parse_protocol("influx"), Protocol::influx);
+    EXPECT_FALSE(parse_protocol("graphite"));
+    EXPECT_STREQ(protocol_name(Protocol::influx), "influx");
+}
+
+} // namespace
+} // namespace colmet::collector::tsdb
