@@ -2,6 +2,7 @@
 
 #include <spdlog/spdlog.h>
 
+#include <algorithm>
 #include <chrono>
 #include <cmath>
 
@@ -69,6 +70,9 @@ void TsdbSink::consume(const wire::Message &msg, const Delivery &delivery) noexc
         for (const auto &[key, value] : msg.meta)
             if (key == "user" && !value.empty())
                 job.user = value;
+        hdf5::HostAggregate &host = job.hosts[msg.host];
+        hdf5::observe_message(host, msg, delivery.lost);
+        host.pending_meta.clear();
         const Labels job_labels{m_options.cluster, msg.host, msg.job_id, job.user};
         const Labels node_labels{m_options.cluster, msg.host, {}, {}};
         const size_t before = m_encoder->points();
@@ -91,6 +95,9 @@ void TsdbSink::consume(const wire::Message &msg, const Delivery &delivery) noexc
                 if (std::isfinite(block.values[i]))
                     m_encoder->add(names[i], node_scope ? node_labels : job_labels, block.values[i], msg.time_ns);
         }
+        if (msg.kind == wire::MessageKind::job_end &&
+            std::all_of(job.hosts.begin(), job.hosts.end(), [](const auto &h) { return h.second.ended; }))
+            send_summary(msg.job_id, job);
         if (m_encoder->points() > before && m_batch_started_ns == 0)
             m_batch_started_ns = delivery.received_mono_ns;
         if (m_encoder->points() >= m_options.batch_points)
@@ -98,6 +105,32 @@ void TsdbSink::consume(const wire::Message &msg, const Delivery &delivery) noexc
     } catch (const std::exception &e) {
         spdlog::error("tsdb: job {}: {}", msg.job_id, e.what());
     }
+}
+
+void TsdbSink::send_summary(const std::string &job_id, JobInfo &job)
+{
+    const JobSummary s = hdf5::summarize(job_id, job.hosts);
+    const Labels labels{m_options.cluster, {}, job_id, job.user};
+    const auto point = [&](const char *field, double value) {
+        if (std::isfinite(value))
+            m_encoder->add(SeriesName{"colmet_job", field, {}}, labels, value, s.ended_ns);
+    };
+    point("duration_seconds", s.duration_s);
+    point("cpu_time_seconds", s.cpu_time_s);
+    point("user_time_seconds", s.user_time_s);
+    point("system_time_seconds", s.system_time_s);
+    point("cpus", s.cpus);
+    point("cpu_efficiency_ratio", s.cpu_efficiency);
+    point("peak_memory_bytes", s.peak_memory_bytes);
+    point("read_bytes", s.read_bytes);
+    point("write_bytes", s.write_bytes);
+    point("read_chars_bytes", s.read_chars);
+    point("write_chars_bytes", s.write_chars);
+    point("energy_joules", s.energy_j);
+    point("samples_received", static_cast<double>(s.samples_received));
+    point("samples_lost", static_cast<double>(s.samples_lost));
+    point("hosts", static_cast<double>(s.hosts));
+    job.hosts.clear();  // a host that sends after this starts a new summary
 }
 
 void TsdbSink::send_batch()

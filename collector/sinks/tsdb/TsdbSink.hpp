@@ -11,12 +11,17 @@
 // (NaN) is not sent at all: the series has no point at that time, as in
 // the HDF5 file, rather than a zero or a stale marker.
 //
+// When every host of a job has sent its job_end, the job's summary (the
+// HDF5 file's /summary, computed the same way) follows as one point per
+// field: colmet_job_<field>{job_id, user, cluster} at the job's end.
+//
 // consume() only encodes into the current batch; a batch goes to the
 // HttpSender (its own thread, a bounded queue) when it holds batch_points
 // points or is batch_interval_s old. Not thread-safe: one thread calls it.
 #pragma once
 
 #include "collector/Sink.hpp"
+#include "collector/sinks/hdf5/JobAggregate.hpp"
 #include "collector/sinks/tsdb/Encoder.hpp"
 #include "collector/sinks/tsdb/HttpSender.hpp"
 #include "common/result.hpp"
@@ -64,7 +69,9 @@ private:
     struct JobInfo {
         std::string user;
         int64_t seen_mono_ns = 0;
+        hdf5::HostMap hosts;  // what the summary needs, as the HDF5 sink keeps it
     };
+    void send_summary(const std::string &job_id, JobInfo &job);
 
     TsdbOptions m_options;
     std::unique_ptr<Encoder> m_encoder;

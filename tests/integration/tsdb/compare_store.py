@@ -45,9 +45,22 @@ def text(v):
     return v.decode() if isinstance(v, bytes) else str(v)
 
 
+SUMMARY = {"duration_seconds": "duration_s", "cpu_time_seconds": "cpu_time_s", "user_time_seconds": "user_time_s",
+           "system_time_seconds": "system_time_s", "cpus": "cpus", "cpu_efficiency_ratio": "cpu_efficiency",
+           "peak_memory_bytes": "peak_memory_bytes", "read_bytes": "read_bytes", "write_bytes": "write_bytes",
+           "read_chars_bytes": "read_chars", "write_chars_bytes": "write_chars", "energy_joules": "energy_j",
+           "samples_received": "samples_received", "samples_lost": "samples_lost", "hosts": "hosts"}
+
+
 def expected_points(path):
     want = {}
     with h5py.File(path, "r") as f:
+        # The summary: one point per field at the job's end, no host label.
+        summary = f["summary"].attrs
+        for field, attr in SUMMARY.items():
+            v = float(summary[attr])
+            if math.isfinite(v):
+                want[(None, "colmet_job_" + field, None)] = {int(summary["ended_ns"]) // 1_000_000: v}
         for host in f["hosts"]:
             h = f["hosts"][host]
             hostname = text(h.attrs["hostname"])

@@ -150,3 +150,36 @@ TEST(TsdbSinkTest, the_descriptor_cache_follows_changed_descriptors)
 
 } // namespace
 } // namespace colmet::collector::tsdb
+
+namespace colmet::collector::tsdb {
+namespace {
+
+TEST(TsdbSinkTest, the_summary_follows_the_last_hosts_job_end)
+{
+    Captured c;
+    auto s = sink(c);
+    for (std::string host : {"n1", "n2"}) {
+        auto start = message(MessageKind::job_start, "9", host, 10 * k_s, {cpu(0, 0)});
+        start.meta = {{"user", "bob"}, {"cpus", "4"}};
+        s->consume(start, {0, 1});
+    }
+    s->consume(message(MessageKind::job_end, "9", "n1", 20 * k_s, {cpu(8, 6)}), {0, 2});
+    s->flush_all(0);
+    EXPECT_EQ(c.all().find("colmet_job"), std::string::npos) << "n2 still runs";
+    s->consume(message(MessageKind::job_end, "9", "n2", 30 * k_s, {cpu(12, 10)}), {0, 3});
+    s->close_all();
+    const std::string all = c.all();
+    for (const char *line : {"colmet_job,job_id=9,user=bob duration_seconds=20 30000000000\n",
+                             "colmet_job,job_id=9,user=bob cpu_time_seconds=20 30000000000\n",
+                             "colmet_job,job_id=9,user=bob user_time_seconds=16 30000000000\n",
+                             "colmet_job,job_id=9,user=bob cpus=8 30000000000\n",
+                             "colmet_job,job_id=9,user=bob cpu_efficiency_ratio=0.125 30000000000\n",
+                             "colmet_job,job_id=9,user=bob samples_received=4 30000000000\n",
+                             "colmet_job,job_id=9,user=bob samples_lost=0 30000000000\n",
+                             "colmet_job,job_id=9,user=bob hosts=2 30000000000\n"})
+        EXPECT_NE(all.find(line), std::string::npos) << line << "in\n" << all;
+    EXPECT_EQ(all.find("peak_memory_bytes"), std::string::npos) << "no memory data: no point";
+}
+
+} // namespace
+} // namespace colmet::collector::tsdb
