@@ -16,17 +16,23 @@
 #include "collector/Collector.hpp"
 #include "collector/security/ZapHandler.hpp"
 #include "collector/sinks/hdf5/Hdf5Sink.hpp"
+#include "collector/sinks/tsdb/TsdbSink.hpp"
 #include "common/clock.hpp"
 #include "wire/codec.hpp"
 
 #include <benchmark/benchmark.h>
 #include <zmq.hpp>
 
+#include <cctype>
 #include <cstdio>
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
+#include <arpa/inet.h>
+#include <csignal>
 #include <malloc.h>
+#include <netinet/in.h>
+#include <sys/socket.h>
 #include <sys/resource.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -75,6 +81,67 @@ void raise_fd_limit()
 
 } // namespace
 
+// A time-series store that accepts every request and keeps nothing: a
+// forked process (its CPU is not the collector's), one keep-alive
+// connection at a time, 204 to every POST. Returns its pid; *port is set.
+static pid_t start_discard_store(int *port)
+{
+    int listener = socket(AF_INET, SOCK_STREAM, 0);
+    sockaddr_in addr{};
+    addr.sin_family = AF_INET;
+    addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+    socklen_t len = sizeof addr;
+    if (listener < 0 || bind(listener, reinterpret_cast<sockaddr *>(&addr), sizeof addr) != 0 ||
+        listen(listener, 16) != 0 || getsockname(listener, reinterpret_cast<sockaddr *>(&addr), &len) != 0)
+        return -1;
+    *port = ntohs(addr.sin_port);
+    const pid_t pid = fork();
+    if (pid != 0) {
+        close(listener);
+        return pid;
+    }
+    std::vector<char> buf(1 << 20);
+    while (true) {
+        int conn = accept(listener, nullptr, nullptr);
+        if (conn < 0)
+            continue;
+        std::string head;
+        size_t body_left = 0;
+        bool in_body = false;
+        while (true) {
+            const ssize_t n = read(conn, buf.data(), buf.size());
+            if (n <= 0)
+                break;
+            size_t at = 0;
+            while (at < static_cast<size_t>(n)) {
+                if (in_body) {
+                    const size_t take = std::min(body_left, static_cast<size_t>(n) - at);
+                    body_left -= take;
+                    at += take;
+                } else {
+                    head.push_back(buf[at++]);
+                    if (head.size() >= 4 && head.compare(head.size() - 4, 4, "\r\n\r\n") == 0) {
+                        std::string lower = head;
+                        for (char &c : lower)
+                            c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+                        const size_t cl = lower.find("content-length:");
+                        body_left = cl == std::string::npos ? 0 : std::strtoull(lower.c_str() + cl + 15, nullptr, 10);
+                        in_body = true;
+                        head.clear();
+                    }
+                }
+                if (in_body && body_left == 0) {
+                    static const char k_answer[] = "HTTP/1.1 204 No Content\r\nContent-Length: 0\r\n\r\n";
+                    if (write(conn, k_answer, sizeof k_answer - 1) < 0)
+                        break;
+                    in_body = false;
+                }
+            }
+        }
+        close(conn);
+    }
+}
+
 static void BM_collector_ingest(benchmark::State &state)
 {
     const int jobs = static_cast<int>(state.range(0));
@@ -84,6 +151,15 @@ static void BM_collector_ingest(benchmark::State &state)
     // time (fresh memory, first chunks), which a collector does once.
     const int warmup_per_job = static_cast<int>(state.range(2));
     const bool curve = state.range(3) != 0;
+    const bool tsdb = state.range(4) != 0;  // the time-series sink too, posting to a store that discards
+    int store_port = 0;
+    const pid_t store = tsdb ? start_discard_store(&store_port) : 0;
+    if (store < 0) {
+        state.SkipWithError("cannot start the discarding store");
+        return;
+    }
+    collector::tsdb::SenderStats tsdb_stats;
+    double process_total = 0;
     auto collector_keys = auth::generate_key_pair();
     auto node_keys = auth::generate_key_pair();
     if (curve && (!collector_keys || !node_keys)) {
@@ -159,6 +235,21 @@ static void BM_collector_ingest(benchmark::State &state)
         const collector::Hdf5Sink *hdf5_sink = sink->get();
         std::vector<std::unique_ptr<collector::Sink>> sinks;
         sinks.push_back(std::move(*sink));
+        const collector::tsdb::TsdbSink *tsdb_sink = nullptr;
+        if (tsdb) {
+            collector::tsdb::TsdbOptions t;
+            t.http.url = "http://127.0.0.1:" + std::to_string(store_port) + "/api/v1/write";
+            t.http.queue_bytes = 1ULL << 30;  // nothing dropped: every point is encoded and posted
+            t.stop_grace_s = 600;
+            t.cluster = "bench";
+            auto made = collector::tsdb::TsdbSink::make(t);
+            if (!made) {
+                state.SkipWithError(made.error().message().c_str());
+                return;
+            }
+            tsdb_sink = made->get();
+            sinks.push_back(std::move(*made));
+        }
         // The messages carry fixed times (BenchMessages.hpp): no clock check.
         collector::Collector collector(std::move(sinks), {.max_clock_skew_s = 0});
         auto registry = std::make_shared<auth::NodeKeys>();
@@ -246,6 +337,7 @@ static void BM_collector_ingest(benchmark::State &state)
         const size_t samples_end = total_frames - static_cast<size_t>(jobs);
         double cpu_mark = thread_cpu_s();
         double process_mark = process_cpu_s();
+        const double process_first = process_mark;
         int64_t wall_mark = monotonic_ns();
         // The collector sees a simulated receive clock that advances by
         // k_sim_ns_per_message per message, so that what it does per message
@@ -301,8 +393,11 @@ static void BM_collector_ingest(benchmark::State &state)
             }
         }
         sink_peak_bytes = std::max(sink_peak_bytes, hdf5_sink->stats().memory_peak_bytes);
-        collector.close_all();
+        collector.close_all();  // with the time-series sink: every batch posted
         lap(cpu_end, wall_end);
+        process_total += process_cpu_s() - process_first;
+        if (tsdb_sink)
+            tsdb_stats = tsdb_sink->stats();
         steady_messages += samples_end - warmup_end;
         warmup_messages += warmup_end - starts_end;
         int status = 0;
@@ -323,6 +418,18 @@ static void BM_collector_ingest(benchmark::State &state)
     // The same messages per CPU-second of the whole collector process
     // (receiving thread + ZeroMQ's I/O thread): what one core would have to do.
     state.counters["msgs_per_process_cpu_s"] = steady / process_steady;
+    // Every message of the run (starts, samples, ends) per CPU-second of the
+    // whole process, from the first job start until every file is closed and,
+    // with the time-series sink, every batch posted: the figure to compare
+    // with and without it.
+    state.counters["msgs_per_process_cpu_s_all"] =
+        static_cast<double>(total_frames) * iterations / process_total;
+    if (tsdb) {
+        state.counters["tsdb_points_sent"] = static_cast<double>(tsdb_stats.points_sent);
+        state.counters["tsdb_points_dropped"] = static_cast<double>(tsdb_stats.points_dropped);
+        kill(store, SIGKILL);
+        waitpid(store, nullptr, 0);
+    }
     state.counters["values_per_cpu_s"] = steady * 60 / (cpu_steady + cpu_flush);
     state.counters["us_cpu_receive"] = cpu_steady * 1e6 / steady;  // per message: decode, validate, buffer, due flushes
     state.counters["us_cpu_flush"] = cpu_flush * 1e6 / steady;     // per message: the final flush of its rows
@@ -399,17 +506,20 @@ static void BM_memory_per_open_job(benchmark::State &state)
     state.counters["base_mib"] = base_mib;
     state.counters["open_files"] = open_files;
 }
-// {jobs, samples per job, of which warm-up, CURVE}: 1,000 jobs, 2,000
+// {jobs, samples per job, of which warm-up, CURVE, time-series sink}: 1,000 jobs, 2,000
 // samples each (10 s of the simulated clock: about 7 batch flushes per job)
 // after 300 of warm-up; the same short burst as before (100 samples, one
-// flush per job); a small case; and a pair that compares the same load
-// without and with CURVE, back to back.
+// flush per job); a small case; and the same load without and with CURVE,
+// and with the time-series sink, back to back.
 BENCHMARK(BM_collector_ingest)
-    ->Args({1000, 2000, 300, 0})
-    ->Args({1000, 100, 0, 0})
-    ->Args({100, 50, 0, 0})
-    ->Args({1000, 500, 100, 0})
-    ->Args({1000, 500, 100, 1})
+    ->Args({1000, 2000, 300, 0, 0})
+    ->Args({1000, 100, 0, 0, 0})
+    ->Args({1000, 100, 0, 0, 1})
+    ->Args({100, 50, 0, 0, 0})
+    ->Args({100, 200, 0, 0, 1})
+    ->Args({1000, 500, 100, 0, 0})
+    ->Args({1000, 500, 100, 1, 0})
+    ->Args({1000, 500, 100, 0, 1})
     ->Iterations(1)
     ->Unit(benchmark::kMillisecond)
     ->UseRealTime();

@@ -11,15 +11,15 @@ set -euo pipefail
 run_packages=(
   build-essential cmake pkg-config
   libzmq3-dev cppzmq-dev libmsgpack-cxx-dev libhdf5-dev libdeflate-dev libcli11-dev libspdlog-dev libpfm4-dev
-  libacl1-dev libcurl4-openssl-dev libprotobuf-dev protobuf-compiler libsnappy-dev
+  libacl1-dev libcurl4-openssl-dev libsnappy-dev
 )
 # On top, for scripts/test.sh.
 test_packages=(
   # tests, fuzzing, benchmarks
   libgtest-dev libgmock-dev googletest libbenchmark-dev bats clang libclang-rt-14-dev
   hdf5-tools python3-h5py python3-numpy mandoc procps linux-perf acl logrotate
-  # the time-series sink's test store
-  victoria-metrics
+  # the time-series sink's tests: a real store, and Prometheus' protobuf messages to decode with
+  victoria-metrics libprotobuf-dev protobuf-compiler
   # the Python package (python/): colmet.open, colmet-report, its tests (pytest, a headless browser)
   python3-pandas python3-matplotlib python3-pytest chromium
   # Slurm SPANK plugin (spank.h) and its one-node cluster test
