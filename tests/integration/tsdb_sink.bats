@@ -30,7 +30,7 @@ teardown() {
 
 start_vm() {
   victoria-metrics -storageDataPath "$BATS_TEST_TMPDIR/vm" -httpListenAddr "127.0.0.1:$VM_PORT" \
-    -retentionPeriod 100y >>"$BATS_TEST_TMPDIR/vm.log" 2>&1 &
+    -retentionPeriod 100y -search.latencyOffset=0s >>"$BATS_TEST_TMPDIR/vm.log" 2>&1 &
   VM_PID=$!
   for _ in $(seq 100); do curl -sf "$VM/health" >/dev/null && return; sleep 0.1; done
   cat "$BATS_TEST_TMPDIR/vm.log"; false
@@ -205,4 +205,23 @@ PYEOF
   run "$COLMET_BIN/colmet-collector" --config "$conf" --allow-root
   [ "$status" -eq 64 ]
   [[ "$output" == *"tsdb-batch-size"* ]]
+}
+
+@test "every PromQL expression of the dashboards and alert rules (contrib/) runs on the store and returns data for a job" {
+  start_vm
+  collector --tsdb-url "$VM/api/v1/write" --tsdb-cluster ci
+  job "dash-$$" 2
+  at=$(( $(date +%s) + 1 ))   # after the summary points (the job end, to the ns)
+  stop_collector
+  # New series become searchable a moment after they are stored: a few tries.
+  for _ in $(seq 20); do
+    curl -sf "$VM/internal/force_flush"
+    run "$PY" "$BATS_TEST_DIRNAME/tsdb/check_queries.py" "$BATS_TEST_DIRNAME/../../contrib" "$VM" "dash-$$" ci "$at"
+    [ "$status" -eq 0 ] && break
+    sleep 0.5
+  done
+  echo "$output"
+  [ "$status" -eq 0 ]
+  # Both dashboards and the rules were read.
+  [[ "$output" == *"colmet-cluster.json"* && "$output" == *"colmet-job.json"* && "$output" == *"colmet-rules.yml"* ]]
 }

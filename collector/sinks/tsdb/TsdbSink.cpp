@@ -76,6 +76,10 @@ void TsdbSink::consume(const wire::Message &msg, const Delivery &delivery) noexc
         const Labels job_labels{m_options.cluster, msg.host, msg.job_id, job.user};
         const Labels node_labels{m_options.cluster, msg.host, {}, {}};
         const size_t before = m_encoder->points();
+        // The job's CPUs on this host (its job_start's "cpus"), with every
+        // message: what a dashboard divides the CPU use by.
+        if (std::isfinite(host.cpus))
+            m_encoder->add(SeriesName{"colmet_job", "host_cpus", {}}, job_labels, host.cpus, msg.time_ns);
         for (const auto &block : msg.backends) {
             const bool node_scope = block.scope == wire::Scope::node;
             if (node_scope) {

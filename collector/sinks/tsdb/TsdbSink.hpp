@@ -11,6 +11,8 @@
 // (NaN) is not sent at all: the series has no point at that time, as in
 // the HDF5 file, rather than a zero or a stale marker.
 //
+// With every message goes colmet_job_host_cpus, the job's CPUs on the host
+// (its job_start's "cpus"), what dashboards divide the CPU use by.
 // When every host of a job has sent its job_end, the job's summary (the
 // HDF5 file's /summary, computed the same way) follows as one point per
 // field: colmet_job_<field>{job_id, user, cluster} at the job's end.

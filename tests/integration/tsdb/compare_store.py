@@ -64,6 +64,14 @@ def expected_points(path):
         for host in f["hosts"]:
             h = f["hosts"][host]
             hostname = text(h.attrs["hostname"])
+            # The job's CPUs on the host, with every message (every row time).
+            if "cpus" in h.attrs:
+                cpus = float(text(h.attrs["cpus"]))
+                times = set()
+                for bname in h:
+                    for seg in h[bname]:
+                        times.update(int(t) // 1_000_000 for t in h[bname][seg]["time"][:])
+                want[(hostname, "colmet_job_host_cpus", None)] = {t: cpus for t in times}
             for bname in h:
                 b = h[bname]
                 if text(b.attrs.get("scope", "job")) != "job":

@@ -81,10 +81,12 @@ TEST(TsdbSinkTest, values_become_points_with_the_jobs_labels_and_nan_is_no_point
     s->consume(start, {0, 1});
     s->consume(message(MessageKind::sample, "7", "n1", 11 * k_s, {cpu(NAN, 1.5)}), {0, 2});
     s->close_all();
-    EXPECT_EQ(c.all(), "colmet_cgroup_cpu,cluster=ci,host=n1,job_id=7,user=alice usage_seconds_total=0.5 10000000000\n"
+    EXPECT_EQ(c.all(), "colmet_job,cluster=ci,host=n1,job_id=7,user=alice host_cpus=2 10000000000\n"
+                       "colmet_cgroup_cpu,cluster=ci,host=n1,job_id=7,user=alice usage_seconds_total=0.5 10000000000\n"
                        "colmet_cgroup_cpu,cluster=ci,host=n1,job_id=7,user=alice user_seconds_total=0.25 10000000000\n"
+                       "colmet_job,cluster=ci,host=n1,job_id=7,user=alice host_cpus=2 11000000000\n"
                        "colmet_cgroup_cpu,cluster=ci,host=n1,job_id=7,user=alice user_seconds_total=1.5 11000000000\n");
-    EXPECT_EQ(c.points, std::vector<uint64_t>{3});
+    EXPECT_EQ(c.points, std::vector<uint64_t>{5});
 }
 
 TEST(TsdbSinkTest, node_values_are_written_once_per_host_and_time_without_job_labels)
@@ -165,7 +167,7 @@ TEST(TsdbSinkTest, the_summary_follows_the_last_hosts_job_end)
     }
     s->consume(message(MessageKind::job_end, "9", "n1", 20 * k_s, {cpu(8, 6)}), {0, 2});
     s->flush_all(0);
-    EXPECT_EQ(c.all().find("colmet_job"), std::string::npos) << "n2 still runs";
+    EXPECT_EQ(c.all().find("colmet_job,job_id"), std::string::npos) << "n2 still runs";
     s->consume(message(MessageKind::job_end, "9", "n2", 30 * k_s, {cpu(12, 10)}), {0, 3});
     s->close_all();
     const std::string all = c.all();
