@@ -19,7 +19,7 @@ test_packages=(
   libgtest-dev libgmock-dev googletest libbenchmark-dev bats clang libclang-rt-14-dev
   hdf5-tools python3-h5py python3-numpy mandoc procps linux-perf acl logrotate
   # the time-series sink's tests: a real store, and Prometheus' protobuf messages to decode with
-  victoria-metrics libprotobuf-dev protobuf-compiler
+  victoria-metrics libprotobuf-dev protobuf-compiler python3-yaml
   # the Python package (python/): colmet.open, colmet-report, its tests (pytest, a headless browser)
   python3-pandas python3-matplotlib python3-pytest chromium
   # Slurm SPANK plugin (spank.h) and its one-node cluster test

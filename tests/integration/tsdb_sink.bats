@@ -111,14 +111,14 @@ complete_file() {  # the HDF5 file has its summary and lost nothing
   compare "lp-$$" ci-influx
 }
 
-@test "the store stopped for 10 s during a job and started again: no point missing, the HDF5 file unaffected" {
+@test "the store stopped for 20 s during a job and started again: no point missing, the HDF5 file unaffected" {
   start_vm
   collector --tsdb-url "$VM/api/v1/write"
-  job "outage-$$" 12 &
+  job "outage-$$" 24 &
   JOB_PID=$!
   sleep 2
   stop_vm
-  sleep 10
+  sleep 20
   start_vm
   wait "$JOB_PID"; JOB_PID=
   line=$(stop_collector)
@@ -144,17 +144,21 @@ complete_file() {  # the HDF5 file has its summary and lost nothing
   complete_file "$OUT/overflow-$$.h5"
 }
 
-@test "bad endpoints (400, 500, slow, TLS mismatch) are logged and counted, and block nothing" {
+@test "bad endpoints (400, 500, slow, TLS mismatch) are logged and counted, and block nothing; bearer and basic credentials are sent" {
   FAKE_PORT=$(free_port)
-  # A store that answers by path: /400 and /500 with that status, /slow after 3 s.
+  # A store that answers by path: /400 and /500 with that status, /slow after
+  # 3 s, /bearer and /basic 401 without the right credentials.
   "$PY" - "$FAKE_PORT" <<'PYEOF' &
-import http.server, sys, time
+import base64, http.server, sys, time
+AUTH = {"/bearer": "Bearer s3cret-token", "/basic": "Basic " + base64.b64encode(b"colmet:pa ss").decode()}
 class Store(http.server.BaseHTTPRequestHandler):
     def do_POST(self):
         self.rfile.read(int(self.headers.get("Content-Length", 0)))
         if self.path == "/slow":
             time.sleep(3)
         status = {"/400": 400, "/500": 500}.get(self.path, 204)
+        if self.path in AUTH and self.headers.get("Authorization") != AUTH[self.path]:
+            status = 401
         self.send_response(status)
         body = b"cannot parse the request: bad line" if status == 400 else b""
         self.send_header("Content-Length", str(len(body)))
@@ -166,12 +170,18 @@ http.server.ThreadingHTTPServer(("127.0.0.1", int(sys.argv[1])), Store).serve_fo
 PYEOF
   FAKE_PID=$!
   sleep 0.5
-  for case in 400 500 slow tls; do
+  printf 's3cret-token\n' > "$BATS_TEST_TMPDIR/token"
+  printf 'colmet:pa ss\n' > "$BATS_TEST_TMPDIR/basic"
+  chmod 600 "$BATS_TEST_TMPDIR/token" "$BATS_TEST_TMPDIR/basic"
+  for case in 400 500 slow tls bearer basic; do
     url="http://127.0.0.1:$FAKE_PORT/$case"
     [ "$case" = tls ] && url="https://127.0.0.1:$FAKE_PORT/tls"
+    extra=()
+    [ "$case" = bearer ] && extra=(--tsdb-bearer-token-file "$BATS_TEST_TMPDIR/token")
+    [ "$case" = basic ] && extra=(--tsdb-basic-auth-file "$BATS_TEST_TMPDIR/basic")
     : > "$BATS_TEST_TMPDIR/collector.log"
     start=$(date +%s)
-    collector --tsdb-url "$url" --tsdb-timeout 1
+    collector --tsdb-url "$url" --tsdb-timeout 1 "${extra[@]}"
     job "bad-$case-$$" 1
     line=$(stop_collector)
     echo "$case: $line"
@@ -186,6 +196,8 @@ PYEOF
       slow) grep -q "Timeout was reached; will retry" "$log" ;;
       tls) grep -q -i "ssl\|tls" "$log"
            [[ "$line" =~ tsdb:\ 0\ points\ sent ]] ;;
+      bearer|basic)   # the credentials were right: everything accepted
+           [[ "$line" =~ tsdb:\ [1-9][0-9]*\ points\ sent,\ 0\ queued,\ 0\ dropped,\ 0\ rejected ]] ;;
     esac
   done
 }
