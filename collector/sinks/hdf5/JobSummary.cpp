@@ -11,36 +11,40 @@ namespace colmet::collector {
 
 namespace {
 
+// name: the /summary attribute; metric: the time-series sink's
+// colmet_job_<metric> (Prometheus units).
 struct F64Field {
     const char *name;
+    const char *metric;
     double JobSummary::*field;
 };
 
 constexpr std::array<F64Field, 12> k_f64_fields{{
-    {"duration_s", &JobSummary::duration_s},
-    {"cpu_time_s", &JobSummary::cpu_time_s},
-    {"user_time_s", &JobSummary::user_time_s},
-    {"system_time_s", &JobSummary::system_time_s},
-    {"cpus", &JobSummary::cpus},
-    {"cpu_efficiency", &JobSummary::cpu_efficiency},
-    {"peak_memory_bytes", &JobSummary::peak_memory_bytes},
-    {"read_bytes", &JobSummary::read_bytes},
-    {"write_bytes", &JobSummary::write_bytes},
-    {"read_chars", &JobSummary::read_chars},
-    {"write_chars", &JobSummary::write_chars},
-    {"energy_j", &JobSummary::energy_j},
+    {"duration_s", "duration_seconds", &JobSummary::duration_s},
+    {"cpu_time_s", "cpu_time_seconds", &JobSummary::cpu_time_s},
+    {"user_time_s", "user_time_seconds", &JobSummary::user_time_s},
+    {"system_time_s", "system_time_seconds", &JobSummary::system_time_s},
+    {"cpus", "cpus", &JobSummary::cpus},
+    {"cpu_efficiency", "cpu_efficiency_ratio", &JobSummary::cpu_efficiency},
+    {"peak_memory_bytes", "peak_memory_bytes", &JobSummary::peak_memory_bytes},
+    {"read_bytes", "read_bytes", &JobSummary::read_bytes},
+    {"write_bytes", "write_bytes", &JobSummary::write_bytes},
+    {"read_chars", "read_chars_bytes", &JobSummary::read_chars},
+    {"write_chars", "write_chars_bytes", &JobSummary::write_chars},
+    {"energy_j", "energy_joules", &JobSummary::energy_j},
 }};
 
 struct U64Field {
     const char *name;
+    const char *metric;
     uint64_t JobSummary::*field;
 };
 
 constexpr std::array<U64Field, 4> k_u64_fields{{
-    {"samples_received", &JobSummary::samples_received},
-    {"samples_lost", &JobSummary::samples_lost},
-    {"rows_dropped", &JobSummary::rows_dropped},
-    {"hosts", &JobSummary::hosts},
+    {"samples_received", "samples_received", &JobSummary::samples_received},
+    {"samples_lost", "samples_lost", &JobSummary::samples_lost},
+    {"rows_dropped", "rows_dropped", &JobSummary::rows_dropped},
+    {"hosts", "hosts", &JobSummary::hosts},
 }};
 
 struct I64Field {
@@ -54,6 +58,17 @@ constexpr std::array<I64Field, 2> k_i64_fields{{
 }};
 
 } // namespace
+
+std::vector<SummaryNumber> summary_numbers(const JobSummary &s)
+{
+    std::vector<SummaryNumber> out;
+    out.reserve(k_f64_fields.size() + k_u64_fields.size());
+    for (const auto &f : k_f64_fields)
+        out.push_back({f.name, f.metric, s.*f.field});
+    for (const auto &f : k_u64_fields)
+        out.push_back({f.name, f.metric, static_cast<double>(s.*f.field)});
+    return out;
+}
 
 std::filesystem::path job_file_path(const std::filesystem::path &dir, std::string_view job_id)
 {

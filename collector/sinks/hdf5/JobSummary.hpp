@@ -10,6 +10,7 @@
 #include <limits>
 #include <string>
 #include <string_view>
+#include <vector>
 
 namespace colmet::collector {
 
@@ -40,6 +41,16 @@ struct JobSummary {
     // of the job's processes ("<host>: " before each when several hosts).
     std::string cgroup_warning;
 };
+
+// The summary's numbers, one row a field, in one table for every output:
+// the /summary attribute (duration_s) and the time-series sink's metric,
+// colmet_job_<metric> (duration_seconds). NaN where unknown.
+struct SummaryNumber {
+    const char *attribute;
+    const char *metric;
+    double value;
+};
+std::vector<SummaryNumber> summary_numbers(const JobSummary &summary);
 
 // Where the HDF5 sink stores the job: job_file(dir, job_id, JobFile::data),
 // the naming rule every component shares (common/names.hpp).

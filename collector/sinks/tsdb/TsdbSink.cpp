@@ -115,25 +115,9 @@ void TsdbSink::send_summary(const std::string &job_id, JobInfo &job)
 {
     const JobSummary s = hdf5::summarize(job_id, job.hosts);
     const Labels labels{m_options.cluster, {}, job_id, job.user};
-    const auto point = [&](const char *field, double value) {
-        if (std::isfinite(value))
-            m_encoder->add(SeriesName{"colmet_job", field, {}}, labels, value, s.ended_ns);
-    };
-    point("duration_seconds", s.duration_s);
-    point("cpu_time_seconds", s.cpu_time_s);
-    point("user_time_seconds", s.user_time_s);
-    point("system_time_seconds", s.system_time_s);
-    point("cpus", s.cpus);
-    point("cpu_efficiency_ratio", s.cpu_efficiency);
-    point("peak_memory_bytes", s.peak_memory_bytes);
-    point("read_bytes", s.read_bytes);
-    point("write_bytes", s.write_bytes);
-    point("read_chars_bytes", s.read_chars);
-    point("write_chars_bytes", s.write_chars);
-    point("energy_joules", s.energy_j);
-    point("samples_received", static_cast<double>(s.samples_received));
-    point("samples_lost", static_cast<double>(s.samples_lost));
-    point("hosts", static_cast<double>(s.hosts));
+    for (const auto &number : summary_numbers(s))
+        if (std::isfinite(number.value))
+            m_encoder->add(SeriesName{"colmet_job", number.metric, {}}, labels, number.value, s.ended_ns);
     job.hosts.clear();  // a host that sends after this starts a new summary
 }
 

@@ -49,7 +49,8 @@ SUMMARY = {"duration_seconds": "duration_s", "cpu_time_seconds": "cpu_time_s", "
            "system_time_seconds": "system_time_s", "cpus": "cpus", "cpu_efficiency_ratio": "cpu_efficiency",
            "peak_memory_bytes": "peak_memory_bytes", "read_bytes": "read_bytes", "write_bytes": "write_bytes",
            "read_chars_bytes": "read_chars", "write_chars_bytes": "write_chars", "energy_joules": "energy_j",
-           "samples_received": "samples_received", "samples_lost": "samples_lost", "hosts": "hosts"}
+           "samples_received": "samples_received", "samples_lost": "samples_lost", "rows_dropped": "rows_dropped",
+           "hosts": "hosts"}
 
 
 def expected_points(path):
