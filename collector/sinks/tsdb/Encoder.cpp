@@ -4,6 +4,7 @@
 
 #include <charconv>
 #include <cstring>
+#include <initializer_list>
 
 namespace colmet::collector::tsdb {
 namespace {
@@ -18,41 +19,34 @@ class RemoteWriteEncoder final : public Encoder {
 public:
     void add(const SeriesName &name, const Labels &labels, double value, int64_t time_ns) override
     {
-        // Labels sorted by name, as remote write requires; __name__ first.
-        const std::string_view names[] = {"__name__", "cluster", "event", "host", "job_id", "user"};
-        const std::string_view values[] = {{}, labels.cluster, name.event, labels.host, labels.job_id, labels.user};
+        // Labels sorted by name, as remote write requires: __name__, cluster,
+        // event, host, job_id, user. The points of one message share all but
+        // __name__ and event: their encoded bytes are kept from the last point.
+        if (!same_labels(labels))
+            encode_labels(labels);
         const size_t name_size = name.measurement.size() + 1 + name.field.size();
-        size_t series = 0;
-        for (size_t i = 0; i < 6; ++i) {
-            const size_t v = i == 0 ? name_size : values[i].size();
-            if (v > 0)
-                series += field_size(label_size(names[i].size(), v));
-        }
+        const size_t name_label = field_size(label_size(8, name_size));
+        const size_t event_label = name.event.empty() ? 0 : field_size(label_size(5, name.event.size()));
         const int64_t ms = time_ns / 1'000'000;
         const size_t sample = 9 + 1 + varint_size(static_cast<uint64_t>(ms));
-        series += field_size(sample);
+        const size_t series = name_label + m_cluster_bytes.size() + event_label + m_other_bytes.size() + field_size(sample);
 
         // Written through a pointer into space made once for the point.
         const size_t old = m_raw.size();
         m_raw.resize(old + field_size(series));
         char *p = m_raw.data() + old;
-        p = tag_length(p, 1, series);  // WriteRequest.timeseries
-        for (size_t i = 0; i < 6; ++i) {
-            const size_t v = i == 0 ? name_size : values[i].size();
-            if (v == 0)
-                continue;
-            p = tag_length(p, 1, label_size(names[i].size(), v));  // TimeSeries.labels
-            p = tag_length(p, 1, names[i].size());                 // Label.name
-            p = copy(p, names[i]);
-            p = tag_length(p, 2, v);  // Label.value
-            if (i == 0) {
-                p = copy(p, name.measurement);
-                *p++ = '_';
-                p = copy(p, name.field);
-            } else {
-                p = copy(p, values[i]);
-            }
-        }
+        p = tag_length(p, 1, series);                        // WriteRequest.timeseries
+        p = tag_length(p, 1, label_size(8, name_size));      // TimeSeries.labels
+        p = tag_length(p, 1, 8);                             // Label.name
+        p = copy(p, "__name__");
+        p = tag_length(p, 2, name_size);                     // Label.value
+        p = copy(p, name.measurement);
+        *p++ = '_';
+        p = copy(p, name.field);
+        p = copy(p, m_cluster_bytes);
+        if (!name.event.empty())
+            p = label(p, "event", name.event);
+        p = copy(p, m_other_bytes);
         p = tag_length(p, 2, sample);  // TimeSeries.samples
         *p++ = static_cast<char>(0x09);  // Sample.value, fixed64 little-endian
         uint64_t bits = 0;
@@ -120,6 +114,46 @@ private:
         std::memcpy(p, text.data(), text.size());
         return p + text.size();
     }
+    static char *label(char *p, std::string_view key, std::string_view value)
+    {
+        p = tag_length(p, 1, label_size(key.size(), value.size()));  // TimeSeries.labels
+        p = tag_length(p, 1, key.size());                            // Label.name
+        p = copy(p, key);
+        p = tag_length(p, 2, value.size());  // Label.value
+        return copy(p, value);
+    }
+
+    bool same_labels(const Labels &l) const
+    {
+        return m_have_labels && l.cluster == m_cluster && l.host == m_host && l.job_id == m_job_id && l.user == m_user;
+    }
+    // The bytes of the labels a message's points share, kept with their values.
+    void encode_labels(const Labels &l)
+    {
+        m_cluster.assign(l.cluster);
+        m_host.assign(l.host);
+        m_job_id.assign(l.job_id);
+        m_user.assign(l.user);
+        m_have_labels = true;
+        const auto bytes = [](std::string &out, std::initializer_list<std::pair<std::string_view, std::string_view>> kv) {
+            size_t size = 0;
+            for (const auto &[key, value] : kv)
+                if (!value.empty())
+                    size += field_size(label_size(key.size(), value.size()));
+            out.resize(size);
+            char *p = out.data();
+            for (const auto &[key, value] : kv)
+                if (!value.empty())
+                    p = label(p, key, value);
+        };
+        bytes(m_cluster_bytes, {{"cluster", m_cluster}});
+        bytes(m_other_bytes, {{"host", m_host}, {"job_id", m_job_id}, {"user", m_user}});
+    }
+
+    bool m_have_labels = false;
+    std::string m_cluster, m_host, m_job_id, m_user;  // the labels m_*_bytes encode
+    std::string m_cluster_bytes;                      // before event
+    std::string m_other_bytes;                        // after event: host, job_id, user
 
     std::string m_raw;
     std::string m_compressed;

@@ -58,6 +58,32 @@ TEST(EncoderTest, remote_write_sends_sorted_labels_exact_values_and_milliseconds
     EXPECT_EQ(decode(e->take()).timeseries_size(), 1);
 }
 
+TEST(EncoderTest, remote_write_labels_follow_their_content_not_their_address)
+{
+    // The decoder reuses a message's strings: same address, other content.
+    auto e = make_encoder(Protocol::remote_write);
+    const SeriesName usage = series_name("cgroup_cpu", {"usage", "s", wire::MetricKind::counter});
+    std::string host = "node1", job = "7";
+    e->add(usage, {"", host, job, ""}, 1, k_t);
+    e->add(usage, {"", host, job, ""}, 2, k_t);
+    host[4] = '2';
+    job = "8";
+    e->add(usage, {"", host, job, "bob"}, 3, k_t);
+    const auto req = decode(e->take());
+    ASSERT_EQ(req.timeseries_size(), 3);
+    const auto label = [&](int series, const std::string &name) {
+        for (const auto &l : req.timeseries(series).labels())
+            if (l.name() == name)
+                return l.value();
+        return std::string("<none>");
+    };
+    EXPECT_EQ(label(1, "host"), "node1");
+    EXPECT_EQ(label(2, "host"), "node2");
+    EXPECT_EQ(label(2, "job_id"), "8");
+    EXPECT_EQ(label(2, "user"), "bob");
+    EXPECT_EQ(label(1, "user"), "<none>");
+}
+
 TEST(EncoderTest, remote_write_headers)
 {
     const auto h = make_encoder(Protocol::remote_write)->headers();
