@@ -18,6 +18,11 @@ within_pct() {  # within_pct ACTUAL EXPECTED PCT
   "$PY" -c 'import sys; a,e,p=map(float,sys.argv[1:]); sys.exit(0 if abs(a-e) <= e*p/100 else 1)' "$1" "$2" "$3"
 }
 
+between_pct() {  # between_pct ACTUAL LOW HIGH PCT: LOW less PCT % <= ACTUAL <= HIGH plus PCT %
+  "$PY" -c 'import sys; a,l,h,p=map(float,sys.argv[1:]); sys.exit(0 if l*(1-p/100) <= a <= h*(1+p/100) else 1)' \
+    "$1" "$2" "$3" "$4"
+}
+
 at_least() {  # at_least ACTUAL MIN
   "$PY" -c 'import sys; a,m=map(float,sys.argv[1:]); sys.exit(0 if a >= m else 1)' "$1" "$2"
 }

@@ -9,7 +9,8 @@
 # oarsh_shell with OAR_CPUSET / OAR_JOB_USER as OAR starts job processes.
 #
 # Checks: the JRM exits 0 both times; the collector stored the job with the spec's
-# perf events and task_clock / cpu_time within 2% of the job's whole-life CPU time
+# perf events, cpu_time within 2% of the job's whole-life CPU time and task_clock
+# between the workload's and the job's whole-life CPU time
 # (the job shell's bash `times`, the workload's whole life from colmet-cputime in it);
 # after clean no sampler, pid file or job cgroup remains; specs that try to inject
 # shell code or colmet-job options run nothing and the job is still sampled; a job
@@ -259,7 +260,14 @@ if [ -f "$F" ]; then
   task=$(h5 "$F" 'last("perfhw", "task_clock")')
   cpu=$(h5 "$F" 'float(f["summary"].attrs["cpu_time_s"])')
   log "job's whole-life CPU $CPU_USED s (workload ${WORKLOAD_CPU:-?} s); perfhw task_clock $task s; summary cpu_time_s $cpu s"
-  check "perfhw task_clock ($task s) within $CPU_PCT% of the job's whole-life CPU time ($CPU_USED s)" within_pct "$task" "$CPU_USED" "$CPU_PCT"
+  # perf_event is the last hierarchy oarsh_shell's processes join: the
+  # job's start before that (runuser's PAM session, the first oardodo
+  # helpers) is in the whole-life truth but not in task_clock. Measured on
+  # a 2026-12-04 VM: 64-74 ms of 3.2 s, 2.0-2.3 %. So task_clock must hold
+  # all of the workload's whole life (colmet-cputime, all spent inside the
+  # cgroups) and no more than the job's.
+  check "perfhw task_clock ($task s) between the workload's whole-life CPU ($WORKLOAD_CPU s) and the job's ($CPU_USED s), $CPU_PCT% each way" \
+    between_pct "$task" "${WORKLOAD_CPU:-$CPU_USED}" "$CPU_USED" "$CPU_PCT"
   check "cpu_time_s ($cpu s) within $CPU_PCT% of the job's whole-life CPU time ($CPU_USED s)" within_pct "$cpu" "$CPU_USED" "$CPU_PCT"
   check "page_faults stored" [ "$(h5 "$F" '"page_faults" in names("perfhw")')" = True ]
   check "the user is $TUSER" [ "$(h5 "$F" 'attr("user")')" = "$TUSER" ]
