@@ -59,7 +59,6 @@ public:
     }
 
     size_t points() const override { return m_points; }
-    size_t size_estimate() const override { return m_raw.size(); }
 
     std::string take() override
     {
@@ -181,7 +180,6 @@ public:
     }
 
     size_t points() const override { return m_points; }
-    size_t size_estimate() const override { return m_body.size(); }
 
     std::string take() override
     {

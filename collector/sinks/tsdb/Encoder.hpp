@@ -36,7 +36,6 @@ public:
     // A finite value (the caller skips NaN and infinities).
     virtual void add(const SeriesName &name, const Labels &labels, double value, int64_t time_ns) = 0;
     virtual size_t points() const = 0;
-    virtual size_t size_estimate() const = 0;  // bytes of the body so far, before compression
     // The request body of every point added since the last take(), which
     // starts a new one.
     virtual std::string take() = 0;

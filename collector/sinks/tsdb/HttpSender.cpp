@@ -54,7 +54,6 @@ Result<std::string> first_line(const std::string &path, const char *what)
 
 struct HttpSender::State {
     HttpOptions options;
-    std::vector<std::string> headers;
     std::string authorization;  // the bearer header, or empty
     std::string basic_auth;     // user:password, or empty
 
@@ -211,7 +210,6 @@ Result<std::unique_ptr<HttpSender>> HttpSender::start(HttpOptions options, std::
     if (!options.ca_file.empty())
         curl_easy_setopt(c, CURLOPT_CAINFO, options.ca_file.c_str());
     state->options = std::move(options);
-    state->headers = std::move(headers);
     // The thread takes no signal: the collector waits for its signals with
     // signalfd in the main thread, and a signal delivered here would kill it.
     State *raw = state.get();

@@ -23,16 +23,18 @@ Result<std::unique_ptr<TsdbSink>> TsdbSink::make(TsdbOptions options)
     auto sender = HttpSender::start(options.http, encoder->headers());
     if (!sender)
         return sender.error().with_context("tsdb");
-    return std::unique_ptr<TsdbSink>(new TsdbSink(std::move(options), std::move(*sender), nullptr));
+    return std::unique_ptr<TsdbSink>(new TsdbSink(std::move(options), std::move(encoder), std::move(*sender), nullptr));
 }
 
 std::unique_ptr<TsdbSink> TsdbSink::with_submit(TsdbOptions options, Submit submit)
 {
-    return std::unique_ptr<TsdbSink>(new TsdbSink(std::move(options), nullptr, std::move(submit)));
+    auto encoder = make_encoder(options.protocol);
+    return std::unique_ptr<TsdbSink>(new TsdbSink(std::move(options), std::move(encoder), nullptr, std::move(submit)));
 }
 
-TsdbSink::TsdbSink(TsdbOptions options, std::unique_ptr<HttpSender> sender, Submit submit)
-    : m_options(std::move(options)), m_encoder(make_encoder(m_options.protocol)), m_sender(std::move(sender)),
+TsdbSink::TsdbSink(TsdbOptions options, std::unique_ptr<Encoder> encoder, std::unique_ptr<HttpSender> sender,
+                   Submit submit)
+    : m_options(std::move(options)), m_encoder(std::move(encoder)), m_sender(std::move(sender)),
       m_submit(std::move(submit))
 {
 }

@@ -64,7 +64,8 @@ public:
     std::string stats_text() const override;
 
 private:
-    TsdbSink(TsdbOptions options, std::unique_ptr<HttpSender> sender, Submit submit);
+    TsdbSink(TsdbOptions options, std::unique_ptr<Encoder> encoder, std::unique_ptr<HttpSender> sender,
+             Submit submit);
     const std::vector<SeriesName> &names_of(const wire::BackendBlock &block);
     void send_batch();
 
