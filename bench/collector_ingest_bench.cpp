@@ -239,7 +239,7 @@ static void BM_collector_ingest(benchmark::State &state)
         if (tsdb) {
             collector::tsdb::TsdbOptions t;
             t.http.url = "http://127.0.0.1:" + std::to_string(store_port) + "/api/v1/write";
-            t.http.queue_bytes = 1ULL << 30;  // nothing dropped: every point is encoded and posted
+            t.http.queue_bytes = std::getenv("COLMET_BENCH_QUEUE_MIB") ? std::strtoull(std::getenv("COLMET_BENCH_QUEUE_MIB"), nullptr, 10) << 20 : 1ULL << 30;  // nothing dropped: every point is encoded and posted
             t.stop_grace_s = 600;
             t.cluster = "bench";
             auto made = collector::tsdb::TsdbSink::make(t);

@@ -116,7 +116,7 @@ void Collector::handle_frame(const char *data, size_t size, bool more_parts, int
     }
     Delivery delivery;
     delivery.received_mono_ns = now_mono_ns;
-    delivery.lost = m_sequences.observe(m_msg.sender, m_msg.seq, now_mono_ns) + m_msg.dropped;
+    delivery.lost = m_sequences.observe(m_msg.sender, m_msg.seq, now_mono_ns, &delivery.sender_new) + m_msg.dropped;
     m_stats.lost += delivery.lost;
     ++m_stats.accepted;
     for (auto &sink : m_sinks)

@@ -2,16 +2,18 @@
 
 namespace colmet::collector {
 
-uint64_t SequenceTracker::observe(const std::string &sender, uint64_t seq, int64_t now_mono_ns)
+uint64_t SequenceTracker::observe(const std::string &sender, uint64_t seq, int64_t now_mono_ns, bool *first)
 {
     auto it = m_last.find(sender);
+    if (first)
+        *first = it == m_last.end();
     if (it == m_last.end()) {
         if (m_last.size() >= m_max)
             evict_oldest();
         m_last.emplace(sender, Entry{seq, now_mono_ns});
-        // The first message heard from a sender: after a collector restart
-        // the earlier ones were stored by the previous run, so nothing is
-        // known to be lost.
+        // The first message heard from a sender: nothing to compare with
+        // here (after a collector restart, the HDF5 sink compares with the
+        // last seq its file holds).
         return 0;
     }
     uint64_t lost = seq > it->second.seq ? seq - it->second.seq - 1 : 0;

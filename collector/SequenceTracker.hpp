@@ -14,8 +14,11 @@ public:
 
     // Messages missing between the previous seq of this sender and this one
     // (0 for the first message heard from a sender, and when seq did not
-    // move forward: a duplicate or a reordered message).
-    uint64_t observe(const std::string &sender, uint64_t seq, int64_t now_mono_ns);
+    // move forward: a duplicate or a reordered message). *first, when given,
+    // tells whether the sender was unknown (first heard, or forgotten): a
+    // sink that stored the sender's earlier messages can then count the gap
+    // from what it stored.
+    uint64_t observe(const std::string &sender, uint64_t seq, int64_t now_mono_ns, bool *first = nullptr);
 
     size_t size() const { return m_last.size(); }
 

@@ -17,6 +17,11 @@ struct Delivery {
     uint64_t lost = 0;
     // CLOCK_MONOTONIC when the message was received.
     int64_t received_mono_ns = 0;
+    // The core had no earlier seq of this sender (the first message heard
+    // since the collector started, or the sender was forgotten), so `lost`
+    // counts no gap: a sink that stored the sender's earlier messages counts
+    // the gap from the last seq it stored.
+    bool sender_new = false;
 };
 
 class Sink {

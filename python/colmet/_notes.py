@@ -91,6 +91,12 @@ def notes(job, digest, fig):
         total = lost + received
         out.append(Note("warn", f"{lost} of {total} samples ({lost / total * 100:.1f} %) were lost on the way to "
                                 "the collector.", "samples_lost of the hosts above 0"))
+    if fig.get("hosts_without_job_end"):
+        n = fig["hosts_without_job_end"]
+        which = "The job_end" if len(job.hosts) == 1 else f"The job_end of {n} of the {len(job.hosts)} hosts"
+        out.append(Note("warn", f"{which} never reached the collector (it was unreachable when the job ended, or "
+                                "the sampler was killed): the job's last moments may be missing.",
+                        "a host without the attribute job_end_ns"))
     if fig.get("rows_dropped"):
         out.append(Note("warn", f"The collector received {fig['rows_dropped']} rows it could not store (its disk "
                                 "was full, or the file could not be written): they are missing from the plots.",

@@ -108,6 +108,7 @@ def test_notes_state_their_rules(tmp_path):
     assert "were lost" in lost and "samples_lost" in rule
     dropped, rule = note("The collector received 5 rows it could not store")
     assert "rows_dropped" in rule and "5 rows not stored by the collector" in text
+    assert not any("never reached the collector" in k for k in by_text)
     gaps, rule = note("The data has 3 gaps")
     assert "1.5 × the sampling interval" in rule
     shared, rule = note("rapl, temperature measure the whole node")
@@ -201,3 +202,12 @@ def test_the_launcher_names_the_missing_debian_packages(colmet_bin, tmp_path):
     assert r.returncode == 69
     assert r.stderr.count("\n") == 1 and "Traceback" not in r.stderr
     assert "the Python module h5py is missing" in r.stderr and "python3-h5py" in r.stderr
+
+
+def test_a_host_without_job_end_is_noted(tmp_path):
+    path = three_host_job(tmp_path / "j.h5")
+    with h5py.File(path, "r+") as f:
+        del f["hosts/n3"].attrs["job_end_ns"]
+    text, _ = make_report(colmet.open(path), processes=1)
+    assert "The job_end of 1 of the 3 hosts never reached the collector" in html.unescape(text)
+    assert "a host without the attribute job_end_ns" in text

@@ -89,6 +89,10 @@ void print_summary(const std::string &job_id, const std::filesystem::path &file,
                  static_cast<unsigned long long>(s.samples_received), static_cast<unsigned long long>(s.samples_lost));
     if (!s.cgroup_warning.empty())
         std::fprintf(out, "  WARNING         %s\n", s.cgroup_warning.c_str());
+    if (s.hosts_without_job_end > 0)
+        std::fprintf(out, "  WARNING         no job_end from %llu of %llu hosts: the summary is from what arrived\n",
+                     static_cast<unsigned long long>(s.hosts_without_job_end),
+                     static_cast<unsigned long long>(s.hosts));
     std::fprintf(out, "  data            %s\n", file.c_str());
 }
 

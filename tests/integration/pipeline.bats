@@ -102,6 +102,35 @@ teardown() {
   [ "$(h5 "$file" "'summary' in f")" = "True" ]
 }
 
+@test "after a collector SIGKILL and a restart 10 s later, samples_lost is exactly what the file misses" {
+  # Rows reach the file every 5 s; the kill comes 2.5 s after the first
+  # flush, so about 12 messages the collector received die with it.
+  start_collector "$URI" "$OUT" --flush-interval 5
+  make_job_cgroup "$REL"
+  "$COLMET_BIN/colmet-node" --config /dev/null --job-id "$JOB" --cgroup "$REL" --zeromq-uri "$URI" \
+    --sample-period 0.2 --hostname "$HOSTNAME_TAG" -v 2>"$BATS_TEST_TMPDIR/node.log" &
+  NODE_PID=$!
+  sleep 7.5
+  kill -KILL "$COLLECTOR_PID"; wait "$COLLECTOR_PID" 2>/dev/null || true
+  file="$OUT/$JOB.h5"
+  flushed=$(h5 "$file" "int(f['hosts']['$HOSTNAME_TAG'].attrs['last_seq'])")
+  sleep 10             # the sampler's ZeroMQ queue holds what it sends meanwhile
+  start_collector "$URI" "$OUT" --flush-interval 5
+  sleep 2
+  stop_pid "$NODE_PID" 5; NODE_PID=
+  stop_pid "$COLLECTOR_PID" 10; COLLECTOR_PID=
+  cat "$BATS_TEST_TMPDIR/node.log"
+  sent=$(sed -n 's/.* ended: \([0-9]*\) messages sent, 0 dropped.*/\1/p' "$BATS_TEST_TMPDIR/node.log")
+  [ -n "$sent" ]
+  read -r rows unique received lost last <<<"$(h5 "$file" "' '.join(map(str, [len(seg('$HOSTNAME_TAG', 'cgroup_cpu')[2]), len(set(seg('$HOSTNAME_TAG', 'cgroup_cpu')[2])), int(f['summary'].attrs['samples_received']), int(f['summary'].attrs['samples_lost']), int(f['hosts']['$HOSTNAME_TAG'].attrs['last_seq'])]))")"
+  echo "sent $sent; last seq flushed before the kill $flushed; rows $rows ($unique distinct times), received $received, lost $lost, last seq $last"
+  [ "$rows" -eq "$received" ]          # one cgroup_cpu row per message stored
+  [ "$unique" -eq "$rows" ]            # no message stored twice
+  [ "$last" -eq $((sent - 1)) ]        # seq counts from 0
+  [ "$lost" -gt 0 ]                    # the rows that died with the collector ...
+  [ $((received + lost)) -eq "$sent" ] # ... are counted, exactly
+}
+
 @test "a sampler whose collector is away never blocks, counts its drops and reports them later" {
   make_job_cgroup "$REL"
   "$COLMET_BIN/colmet-node" --config /dev/null --job-id "$JOB" --cgroup "$REL" --zeromq-uri "$URI" \

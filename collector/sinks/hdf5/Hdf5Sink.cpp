@@ -91,6 +91,8 @@ std::string Hdf5Sink::stats_text() const
     std::string text = "hdf5: " + std::to_string(s.rows_written) + " rows written, " +
                        std::to_string(s.files_opened) + " files opened, " + std::to_string(s.write_errors) +
                        " write errors, " + std::to_string(s.rows_dropped) + " rows dropped";
+    if (s.duplicates_dropped > 0)
+        text += ", " + std::to_string(s.duplicates_dropped) + " duplicates dropped";
     if (s.files_foreign > 0)
         text += ", " + std::to_string(s.files_foreign) + " opens refused (another collector's file)";
     return text;
@@ -166,7 +168,13 @@ void Hdf5Sink::consume_message(const wire::Message &msg, const Delivery &deliver
         return;
     }
     const size_t hosts_before = job.hosts.size();
-    hdf5::observe_message(job.hosts[msg.host], msg, delivery.lost);
+    hdf5::HostAggregate &host = job.hosts[msg.host];
+    const hdf5::SequenceCheck seq = hdf5::check_sequence(host, msg, delivery.sender_new);
+    if (seq.duplicate) {
+        ++m_stats.duplicates_dropped;  // its row is stored already (a new host never has a duplicate)
+        return;
+    }
+    hdf5::observe_message(host, msg, delivery.lost + seq.gap);
     if (job.hosts.size() != hosts_before || !msg.meta.empty()) {
         note_reader(job, msg);
         sync_state_bytes(job);
@@ -411,6 +419,33 @@ void Hdf5Sink::finish_job(JobState &job, int64_t now_ns)
         close_job(job, now_ns);
 }
 
+// A job silent for idle_close_s while some host's job_end never came (the
+// collector was down when it was sent, the sampler was killed): its summary
+// from what arrived, marked by hosts_without_job_end. A job_end that comes
+// later writes the summary again.
+void Hdf5Sink::summarize_unfinished(JobState &job, int64_t now_ns)
+{
+    const auto unended = std::count_if(job.hosts.begin(), job.hosts.end(),
+                                       [](const auto &h) { return h.second.seen && !h.second.ended; });
+    if (unended == 0 || job.summary_pending || now_ns < job.retry_after_ns)
+        return;
+    if (!job.file && !open_job(job, now_ns))
+        return;
+    if (!flush_job(job, now_ns))
+        return;
+    if (auto r = job.file->write_summary(hdf5::summarize(job.job_id, job.hosts)); !r) {
+        ++m_stats.write_errors;
+        report(job.job_id, r.error());
+        fail_file(job, now_ns);
+        return;
+    }
+    ++m_stats.summaries_written;
+    ++m_stats.summaries_incomplete;
+    spdlog::warn("hdf5: job {}: no job_end from {} of its {} hosts after {} s of silence: summary written from what "
+                 "arrived (hosts_without_job_end = {})",
+                 job.job_id, unended, job.hosts.size(), m_options.idle_close_s, unended);
+}
+
 // Write what the job holds and free its memory; false when that must wait
 // (writing is paused and something is left to write).
 bool Hdf5Sink::close_job(JobState &job, int64_t now_ns)
@@ -436,6 +471,8 @@ void Hdf5Sink::tick(int64_t now_mono_ns) noexcept
             if (can_write) {
                 if (job.summary_pending && now_mono_ns >= job.retry_after_ns)
                     finish_job(job, now_mono_ns);
+                if (idle)
+                    summarize_unfinished(job, now_mono_ns);
                 if (job.file && idle)
                     close_job(job, now_mono_ns);
                 else if (job.file && now_mono_ns - job.last_flush_ns >= flush_ns && needs_flush(job))

@@ -81,10 +81,12 @@ struct Hdf5SinkStats {
     uint64_t flushes = 0;          // H5Fflush after writing rows
     uint64_t rows_dropped = 0;     // rows lost: failed writes, a file that could not be opened, the budget while paused
     uint64_t messages_dropped = 0; // messages not stored because their file could not be opened
+    uint64_t duplicates_dropped = 0; // messages whose seq the job's file already holds (resent, replayed)
     uint64_t files_quarantined = 0; // unreadable files renamed to <name>.h5.corrupt-<ns>
     uint64_t files_foreign = 0;     // opens refused: the file is another collector's (Hdf5Options::writer)
     uint64_t files_abandoned = 0;  // files closed without further writes after an HDF5 error
     uint64_t summaries_written = 0;
+    uint64_t summaries_incomplete = 0;   // written after idle_close_s of silence, some host's job_end missing
     uint64_t files_shared = 0;      // files the job's user was given read access to (ACL)
     uint64_t share_errors = 0;      // files that could not be shared (unknown user, no ACLs)
     uint64_t memory_estimate_bytes = 0;  // now: open files, jobs' rows and structure, per-job state
@@ -132,6 +134,7 @@ private:
     void fail_file(hdf5::JobState &job, int64_t now_ns);
     bool flush_job(hdf5::JobState &job, int64_t now_ns);
     void finish_job(hdf5::JobState &job, int64_t now_ns);
+    void summarize_unfinished(hdf5::JobState &job, int64_t now_ns);
     bool close_job(hdf5::JobState &job, int64_t now_ns);
     void forget_file(hdf5::JobState &job);
     void drop_rows(hdf5::JobState &job, const wire::Message &msg);

@@ -44,10 +44,10 @@ void track(HostAggregate &host, const Tracked &t, double value)
 
 // The host group attributes the sink writes itself; meta keys never take
 // these names.
-constexpr std::array<std::string_view, 10> k_reserved{"hostname",     "sender",       "samples_received",
-                                                      "samples_lost", "rows_dropped", "first_ns",
-                                                      "last_ns",      "job_start_ns", "job_end_ns",
-                                                      "overlapping_jobs"};
+constexpr std::array<std::string_view, 11> k_reserved{"hostname",     "sender",       "samples_received",
+                                                      "samples_lost", "last_seq",     "rows_dropped",
+                                                      "first_ns",     "last_ns",      "job_start_ns",
+                                                      "job_end_ns",   "overlapping_jobs"};
 
 double parse_cpus(const std::string &text)
 {
@@ -130,6 +130,20 @@ void observe_value(HostAggregate &host, std::string_view backend, std::string_vi
             track(host, t, value);
 }
 
+SequenceCheck check_sequence(const HostAggregate &host, const wire::Message &msg, bool sender_new)
+{
+    if (!host.seq_known || host.sender != msg.sender) {
+        // Nothing stored of this sender (a new host, a restarted sampler, a
+        // file never flushed before the collector died). Its seq counts from
+        // 0 (docs/protocol.md): the messages before this one never arrived
+        // here, unless the core saw them.
+        return {.gap = sender_new ? msg.seq : 0};
+    }
+    if (msg.seq <= host.last_seq)
+        return {.duplicate = true};
+    return {.gap = sender_new ? msg.seq - host.last_seq - 1 : 0};
+}
+
 void observe_message(HostAggregate &host, const wire::Message &msg, uint64_t lost)
 {
     const int64_t t = msg.time_ns;
@@ -138,6 +152,11 @@ void observe_message(HostAggregate &host, const wire::Message &msg, uint64_t los
     host.seen = true;
     ++host.samples_received;  // every message is one row: job_start and job_end carry values too
     host.samples_lost += lost;
+    if (!host.seq_known || host.sender != msg.sender)
+        host.last_seq = msg.seq;
+    else
+        host.last_seq = std::max(host.last_seq, msg.seq);
+    host.seq_known = true;
     host.sender = msg.sender;
     if (msg.kind == wire::MessageKind::job_start) {
         host.started = true;
@@ -214,6 +233,8 @@ JobSummary summarize(const std::string &job_id, const HostMap &hosts)
         if (h.ended) {
             s.ended_ns = any_ended ? std::max(s.ended_ns, h.job_end_ns) : h.job_end_ns;
             any_ended = true;
+        } else {
+            ++s.hosts_without_job_end;
         }
         if (!h.cgroup_warning.empty())
             s.cgroup_warning += (s.cgroup_warning.empty() ? "" : "; ") + (hosts.size() > 1 ? name + ": " : "") +
@@ -254,6 +275,8 @@ Result<void> write_host_attrs(hid_t group, const std::string &hostname, const Ho
     results.push_back(write_str_attr(group, "sender", host.sender));
     results.push_back(write_u64_attr(group, "samples_received", host.samples_received));
     results.push_back(write_u64_attr(group, "samples_lost", host.samples_lost));
+    if (host.seq_known)
+        results.push_back(write_u64_attr(group, "last_seq", host.last_seq));
     if (host.rows_dropped > 0 || attr_exists(group, "rows_dropped"))
         results.push_back(write_u64_attr(group, "rows_dropped", host.rows_dropped));
     if (host.seen) {
@@ -313,6 +336,10 @@ Result<void> restore_hosts(hid_t file, HostMap &hosts)
             h.samples_received = static_cast<uint64_t>(*v);
         if (auto v = read_i64_attr(g, "samples_lost"))
             h.samples_lost = static_cast<uint64_t>(*v);
+        if (auto v = read_i64_attr(g, "last_seq")) {
+            h.seq_known = !h.sender.empty();
+            h.last_seq = static_cast<uint64_t>(*v);
+        }
         if (auto v = read_i64_attr(g, "rows_dropped"))
             h.rows_dropped = static_cast<uint64_t>(*v);
         auto first = read_i64_attr(g, "first_ns");

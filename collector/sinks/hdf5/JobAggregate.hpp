@@ -24,6 +24,11 @@ struct HostAggregate {
     static constexpr double k_unknown = JobSummary::k_unknown;
 
     std::string sender;
+    // The highest seq stored of `sender` (attribute last_seq): after a
+    // collector restart, the gap to the next message is the loss, and a
+    // message at or below it is a duplicate.
+    bool seq_known = false;
+    uint64_t last_seq = 0;
     bool seen = false;  // first_ns/last_ns are set
     int64_t first_ns = 0;
     int64_t last_ns = 0;
@@ -65,6 +70,18 @@ struct HostAggregate {
 };
 
 using HostMap = std::map<std::string, HostAggregate>;  // by original host name
+
+// How a message stands against what a host already holds of its sender:
+// `duplicate` when its seq is not above the last one stored (a resend, a
+// replay); else `gap`, the messages missing before it that the collector's
+// core could not count because the sender was new to it (sender_new: the
+// first message after a collector restart): from the last seq stored, or
+// from 0 when nothing of the sender is stored.
+struct SequenceCheck {
+    bool duplicate = false;
+    uint64_t gap = 0;
+};
+SequenceCheck check_sequence(const HostAggregate &host, const wire::Message &msg, bool sender_new);
 
 // Update a host with one message (lost = messages of the sender known lost).
 void observe_message(HostAggregate &host, const wire::Message &msg, uint64_t lost);

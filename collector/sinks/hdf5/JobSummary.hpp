@@ -35,6 +35,11 @@ struct JobSummary {
     uint64_t samples_lost = 0;        // messages known lost (sequence gaps, sender drops)
     uint64_t rows_dropped = 0;        // rows received but not stored (disk full, memory budget, write errors)
     uint64_t hosts = 0;
+    // Hosts whose job_end never arrived: 0 once the job ended everywhere;
+    // more when the summary was written after --idle-close seconds of
+    // silence from what arrived (incomplete), or at one host's job_end
+    // while others still run.
+    uint64_t hosts_without_job_end = 0;
     int64_t started_ns = 0;           // start of the duration (ns since the epoch)
     int64_t ended_ns = 0;             // end of the duration (latest job_end)
     // Empty unless a sampler found that a cgroup directory it read held none

@@ -20,10 +20,13 @@ namespace {
 constexpr int k_batch = 100;
 const std::string k_job = "crash.1";
 
+// Sample i has seq i (the job_start 0, the job_end 301).
 Message sample(int i)
 {
-    return message(MessageKind::sample, k_job, "h", k_t0 + i * k_second,
-                   {cpu_block(i, 0.5 * i, 0.25 * i), memory_block(1000.0 + i, i % 3 == 0 ? k_nan : 5000.0 + i)});
+    Message m = message(MessageKind::sample, k_job, "h", k_t0 + i * k_second,
+                        {cpu_block(i, 0.5 * i, 0.25 * i), memory_block(1000.0 + i, i % 3 == 0 ? k_nan : 5000.0 + i)});
+    m.seq = static_cast<uint64_t>(i);
+    return m;
 }
 
 // Run body in a child process; returns its wait status.
@@ -55,7 +58,9 @@ TEST(Hdf5CrashTest, sigkill_keeps_flushed_rows_and_a_new_process_appends)
     // when the process dies.
     int status = in_child([&] {
         auto sink = make_sink(o);
-        sink->consume(job_start(k_job, "h", k_t0, "8"), at(1));
+        Message start = job_start(k_job, "h", k_t0, "8");
+        start.seq = 0;
+        sink->consume(start, at(1));
         for (int i = 1; i <= 250; ++i)
             sink->consume(sample(i), at(1 + i));
         if (sink->stats().rows_written != 2 * 200u || sink->stats().write_errors != 0)
@@ -81,15 +86,21 @@ TEST(Hdf5CrashTest, sigkill_keeps_flushed_rows_and_a_new_process_appends)
         }
         EXPECT_EQ(r.string("/hosts/h", "user"), "alice") << "meta written at the first flush";
         EXPECT_EQ(r.i64("/hosts/h", "samples_received"), 201);  // job_start + 200 samples
+        EXPECT_EQ(r.i64("/hosts/h", "last_seq"), 200) << "the seq of the last row written";
     }
 
-    // The collector restarts in a new process; the samplers resend from 251.
+    // The collector restarts in a new process; the samplers send from 251
+    // (a new collector core: the sender is new to it).
     status = in_child([&] {
         auto sink = make_sink(o);
-        for (int i = 251; i <= 300; ++i)
-            sink->consume(sample(i), at(1000 + i));
-        sink->consume(message(MessageKind::job_end, k_job, "h", k_t0 + 301 * k_second, {cpu_block(301, 0, 0)}),
-                      at(2000));
+        for (int i = 251; i <= 300; ++i) {
+            collector::Delivery d = at(1000 + i);
+            d.sender_new = i == 251;
+            sink->consume(sample(i), d);
+        }
+        Message end = message(MessageKind::job_end, k_job, "h", k_t0 + 301 * k_second, {cpu_block(301, 0, 0)});
+        end.seq = 301;
+        sink->consume(end, at(2000));
         auto stats = sink->stats();
         if (stats.write_errors != 0 || stats.files_quarantined != 0 || sink->open_files() != 0)
             _exit(4);
@@ -103,6 +114,7 @@ TEST(Hdf5CrashTest, sigkill_keeps_flushed_rows_and_a_new_process_appends)
     EXPECT_EQ(time[200], k_t0 + 251 * k_second) << "rows 201..250 died in memory";
     EXPECT_FALSE(r.exists("/hosts/h/cgroup_cpu/segment_1"));
     EXPECT_EQ(r.i64("/hosts/h", "samples_received"), 252);
+    EXPECT_EQ(r.i64("/hosts/h", "samples_lost"), 50) << "201..250: the gap after the file's last_seq, 200";
     r.close();
     auto s = collector::read_job_summary(file);
     ASSERT_TRUE(s.ok()) << s.error().message();

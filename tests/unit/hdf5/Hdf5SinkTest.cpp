@@ -307,3 +307,114 @@ TEST_F(Hdf5SinkTest, read_job_summary_reports_missing_file_and_missing_summary)
 }
 
 } // namespace
+
+// After a collector restart the core knows no sender (Delivery::sender_new):
+// the gap between the file's last stored seq and the next message is the
+// loss, and what the file holds already is a duplicate.
+TEST_F(Hdf5SinkTest, a_restarted_collector_counts_the_gap_from_the_file_and_drops_duplicates)
+{
+    const std::string job = "77";
+    auto msg = [&](MessageKind kind, uint64_t seq) {
+        Message m = kind == MessageKind::job_start ? job_start(job, "h", k_t0, "1")
+                                                    : message(kind, job, "h", k_t0 + static_cast<int64_t>(seq) * k_second,
+                                                              {cpu_block(static_cast<double>(seq), 0, 0)});
+        m.seq = seq;
+        return m;
+    };
+    {
+        auto sink = make_sink(options(m_dir));
+        sink->consume(msg(MessageKind::job_start, 1), at(1));
+        for (uint64_t seq = 2; seq <= 10; ++seq)
+            sink->consume(msg(MessageKind::sample, seq), at(static_cast<int64_t>(seq)));
+        // 11, 12 and 13 then reached the collector but never its file (a
+        // SIGKILL before the flush, Hdf5CrashTest): this run stops here.
+        sink->close_all();
+        Reader r(collector::job_file_path(m_dir, job));
+        EXPECT_EQ(r.i64("/hosts/h", "last_seq"), 10);
+    }
+    auto sink = make_sink(options(m_dir));
+    collector::Delivery first = at(100);
+    first.sender_new = true;
+    sink->consume(msg(MessageKind::sample, 9), first);  // stored before the restart
+    sink->consume(msg(MessageKind::sample, 10), first);
+    EXPECT_EQ(sink->stats().duplicates_dropped, 2u);
+    sink->consume(msg(MessageKind::sample, 14), first);  // 11, 12, 13 never reached the file
+    sink->consume(msg(MessageKind::sample, 14), at(101)); // a resend
+    sink->consume(msg(MessageKind::job_end, 15), at(102));
+    EXPECT_EQ(sink->stats().duplicates_dropped, 3u);
+    Reader r(collector::job_file_path(m_dir, job));
+    EXPECT_EQ(r.i64("/hosts/h", "samples_received"), 12);  // seq 1-10, 14, 15
+    EXPECT_EQ(r.i64("/hosts/h", "samples_lost"), 3);
+    EXPECT_EQ(r.i64("/hosts/h", "last_seq"), 15);
+    EXPECT_EQ(r.time("/hosts/h/cgroup_cpu/segment_0").size(), 11u);  // the job_start has no block
+    EXPECT_EQ(r.i64("/summary", "samples_lost"), 3);
+}
+
+TEST_F(Hdf5SinkTest, a_sender_with_nothing_stored_counts_from_seq_0)
+{
+    const std::string job = "78";
+    auto sink = make_sink(options(m_dir));
+    Message m = job_start(job, "h", k_t0, "1");
+    m.seq = 0;
+    collector::Delivery first = at(1);
+    first.sender_new = true;
+    sink->consume(m, first);
+    // A new sampler process on the host: its own numbering, from 0.
+    Message again = message(MessageKind::sample, job, "h", k_t0 + k_second, {cpu_block(1, 0, 0)});
+    again.sender = "h:999";
+    again.seq = 0;
+    sink->consume(again, first);
+    // A host whose first 5 messages never reached the file (the collector
+    // died before its first flush).
+    Message late = message(MessageKind::sample, job, "h2", k_t0 + k_second, {cpu_block(1, 0, 0)});
+    late.seq = 5;
+    sink->consume(late, first);
+    // The core saw this sender before (no sender_new): its gap is the core's.
+    Message seen = message(MessageKind::sample, job, "h3", k_t0 + k_second, {cpu_block(1, 0, 0)});
+    seen.seq = 7;
+    sink->consume(seen, at(2, 1));
+    EXPECT_EQ(sink->stats().duplicates_dropped, 0u);
+    sink->close_all();
+    Reader r(collector::job_file_path(m_dir, job));
+    EXPECT_EQ(r.i64("/hosts/h", "samples_lost"), 0);
+    EXPECT_EQ(r.i64("/hosts/h", "samples_received"), 2);
+    EXPECT_EQ(r.string("/hosts/h", "sender"), "h:999");
+    EXPECT_EQ(r.i64("/hosts/h2", "samples_lost"), 5);
+    EXPECT_EQ(r.i64("/hosts/h3", "samples_lost"), 1);
+}
+
+// A job whose job_end never came (the collector was down when it was sent)
+// gets its summary after idle_close_s of silence, marked incomplete; the
+// job_end, if it comes later, writes it again, complete.
+TEST_F(Hdf5SinkTest, a_silent_job_without_job_end_gets_an_incomplete_summary)
+{
+    auto o = options(m_dir);
+    o.idle_close_s = 60;
+    auto sink = make_sink(o);
+    const int64_t start = 1000 * k_second;
+    for (const char *host : {"a", "b"}) {
+        sink->consume(job_start("j", host, k_t0, "2"), at(start));
+        sink->consume(message(MessageKind::sample, "j", host, k_t0 + k_second, {cpu_block(5, 0, 0)}), at(start + 1));
+    }
+    sink->consume(message(MessageKind::job_end, "j", "a", k_t0 + 2 * k_second, {cpu_block(6, 0, 0)}), at(start + 2));
+    sink->tick(start + 30 * k_second);
+    auto early = collector::read_job_summary(collector::job_file_path(m_dir, "j"));
+    ASSERT_TRUE(early.ok());
+    EXPECT_EQ(early->hosts_without_job_end, 1u) << "written at a's job_end, b still running";
+    sink->tick(start + 61 * k_second);
+    EXPECT_EQ(sink->stats().summaries_incomplete, 1u);
+    EXPECT_EQ(sink->open_files(), 0u);
+    auto s = collector::read_job_summary(collector::job_file_path(m_dir, "j"));
+    ASSERT_TRUE(s.ok()) << s.error().message();
+    EXPECT_EQ(s->hosts_without_job_end, 1u);
+    EXPECT_DOUBLE_EQ(s->cpu_time_s, 11);
+    sink->tick(start + 200 * k_second);
+    EXPECT_EQ(sink->stats().summaries_incomplete, 1u) << "once per silence";
+
+    sink->consume(message(MessageKind::job_end, "j", "b", k_t0 + 3 * k_second, {cpu_block(7, 0, 0)}),
+                  at(start + 300 * k_second));
+    auto done = collector::read_job_summary(collector::job_file_path(m_dir, "j"));
+    ASSERT_TRUE(done.ok());
+    EXPECT_EQ(done->hosts_without_job_end, 0u);
+    EXPECT_DOUBLE_EQ(done->cpu_time_s, 13);
+}

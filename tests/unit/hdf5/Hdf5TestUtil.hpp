@@ -69,6 +69,10 @@ inline Message message(MessageKind kind, const std::string &job, const std::stri
     m.job_id = job;
     m.host = host;
     m.sender = host + ":1234";
+    // Every message a new seq, as a sampler numbers its messages (the sink
+    // drops a message whose seq its host already holds: a duplicate).
+    static uint64_t next_seq = 0;
+    m.seq = ++next_seq;
     m.time_ns = time_ns;
     m.backends = std::move(backends);
     return m;
