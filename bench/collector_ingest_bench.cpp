@@ -242,6 +242,8 @@ static void BM_collector_ingest(benchmark::State &state)
             t.http.queue_bytes = std::getenv("COLMET_BENCH_QUEUE_MIB") ? std::strtoull(std::getenv("COLMET_BENCH_QUEUE_MIB"), nullptr, 10) << 20 : 1ULL << 30;  // nothing dropped: every point is encoded and posted
             t.stop_grace_s = 600;
             t.cluster = "bench";
+            if (const char *points = std::getenv("COLMET_BENCH_TSDB_BATCH"))  // else the sink's default
+                t.batch_points = std::strtoull(points, nullptr, 10);
             auto made = collector::tsdb::TsdbSink::make(t);
             if (!made) {
                 state.SkipWithError(made.error().message().c_str());

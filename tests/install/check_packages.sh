@@ -71,6 +71,9 @@ dpkg-query -W -f='${Conffiles}\n' slurm-spank-colmet | grep -q "/etc/slurm/plugs
 for m in colmet-node.8 colmet-job.8 colmet-collector.8 colmet.7 colmet-report.1 spank-colmet.8; do
   man -w "${m%.*}" >/dev/null 2>&1 || [ -e "/usr/share/man/man${m##*.}/$m.gz" ] || fail "man page $m not installed"
 done
+for f in README.md grafana/colmet-cluster.json grafana/colmet-job.json vmalert/colmet-rules.yml; do
+  dpkg -L colmet-collector | grep -qx "/usr/share/colmet/contrib/$f" || fail "colmet-collector lacks contrib/$f"
+done
 
 # A site's edit of a conffile survives the package's reinstallation.
 echo "# edited by the site ($$)" >>/etc/colmet/colmet.conf
