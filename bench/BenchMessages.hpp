@@ -42,4 +42,4 @@ inline wire::Message realistic_message(const std::string &job_id, uint64_t seq)
     return m;
 }
 
-} // namespace colmet::bench
+}  // namespace colmet::bench

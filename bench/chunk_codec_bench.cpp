@@ -21,11 +21,11 @@ namespace {
 
 constexpr size_t k_backends = 4;
 constexpr size_t k_metrics = 15;
-constexpr size_t k_value_rows = 8 * 1024 / (sizeof(double) * k_metrics);  // as the sink sizes them: 68
+constexpr size_t k_value_rows = size_t{8} * 1024 / (sizeof(double) * k_metrics);  // as the sink sizes them: 68
 constexpr size_t k_time_rows = 1024;
 constexpr size_t k_messages = k_value_rows * k_time_rows;  // whole chunks of both kinds
 
-} // namespace
+}  // namespace
 
 static void BM_deflate_rows_of_one_message(benchmark::State &state)
 {
@@ -63,8 +63,8 @@ static void BM_deflate_rows_of_one_message(benchmark::State &state)
     }
     state.SetItemsProcessed(static_cast<int64_t>(state.iterations() * k_messages));
     // Seconds of CPU per message, printed with an SI prefix ("2.1u" = 2.1 µs).
-    state.counters["cpu_s_per_message"] = benchmark::Counter(
-        static_cast<double>(state.iterations() * k_messages), benchmark::Counter::kIsRate | benchmark::Counter::kInvert);
+    state.counters["cpu_s_per_message"] = benchmark::Counter(static_cast<double>(state.iterations() * k_messages),
+                                                             benchmark::Counter::kIsRate | benchmark::Counter::kInvert);
     state.counters["ratio"] = static_cast<double>(in_bytes) / static_cast<double>(out_bytes);
 }
 BENCHMARK(BM_deflate_rows_of_one_message)->Arg(1)->Arg(6)->Unit(benchmark::kMillisecond);

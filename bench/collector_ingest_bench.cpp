@@ -23,17 +23,17 @@
 #include <benchmark/benchmark.h>
 #include <zmq.hpp>
 
+#include <arpa/inet.h>
 #include <cctype>
+#include <csignal>
 #include <cstdio>
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
-#include <arpa/inet.h>
-#include <csignal>
 #include <malloc.h>
 #include <netinet/in.h>
-#include <sys/socket.h>
 #include <sys/resource.h>
+#include <sys/socket.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -79,7 +79,7 @@ void raise_fd_limit()
     setrlimit(RLIMIT_NOFILE, &rl);
 }
 
-} // namespace
+}  // namespace
 
 // A time-series store that accepts every request and keeps nothing: a
 // forked process (its CPU is not the collector's), one keep-alive
@@ -193,7 +193,7 @@ static void BM_collector_ingest(benchmark::State &state)
         wire::Message &m = templates[job];
         bench::set_sample(m, seq);
         m.kind = seq == 0 ? wire::MessageKind::job_start
-                          : (seq == static_cast<uint64_t>(samples_per_job + 1) ? wire::MessageKind::job_end
+                          : (seq == static_cast<uint64_t>(samples_per_job) + 1 ? wire::MessageKind::job_end
                                                                                : wire::MessageKind::sample);
         if (m.kind == wire::MessageKind::job_start)
             m.meta = {{"user", "bench"}, {"cpus", "4"}};
@@ -239,7 +239,9 @@ static void BM_collector_ingest(benchmark::State &state)
         if (tsdb) {
             collector::tsdb::TsdbOptions t;
             t.http.url = "http://127.0.0.1:" + std::to_string(store_port) + "/api/v1/write";
-            t.http.queue_bytes = std::getenv("COLMET_BENCH_QUEUE_MIB") ? std::strtoull(std::getenv("COLMET_BENCH_QUEUE_MIB"), nullptr, 10) << 20 : 1ULL << 30;  // nothing dropped: every point is encoded and posted
+            t.http.queue_bytes = std::getenv("COLMET_BENCH_QUEUE_MIB")
+                                     ? std::strtoull(std::getenv("COLMET_BENCH_QUEUE_MIB"), nullptr, 10) << 20
+                                     : 1ULL << 30;  // nothing dropped: every point is encoded and posted
             t.stop_grace_s = 600;
             t.cluster = "bench";
             if (const char *points = std::getenv("COLMET_BENCH_TSDB_BATCH"))  // else the sink's default
@@ -328,7 +330,8 @@ static void BM_collector_ingest(benchmark::State &state)
             } while (part.more());
             auto reply = zap_handler.answer(request);
             for (size_t i = 0; i < reply.size(); ++i)
-                zap.send(zmq::buffer(reply[i]), i + 1 < reply.size() ? zmq::send_flags::sndmore : zmq::send_flags::none);
+                zap.send(zmq::buffer(reply[i]),
+                         i + 1 < reply.size() ? zmq::send_flags::sndmore : zmq::send_flags::none);
         }
 
         // Four phases, timed apart: job starts (file creation), warm-up
@@ -424,8 +427,7 @@ static void BM_collector_ingest(benchmark::State &state)
     // whole process, from the first job start until every file is closed and,
     // with the time-series sink, every batch posted: the figure to compare
     // with and without it.
-    state.counters["msgs_per_process_cpu_s_all"] =
-        static_cast<double>(total_frames) * iterations / process_total;
+    state.counters["msgs_per_process_cpu_s_all"] = static_cast<double>(total_frames) * iterations / process_total;
     if (tsdb) {
         state.counters["tsdb_points_sent"] = static_cast<double>(tsdb_stats.points_sent);
         state.counters["tsdb_points_dropped"] = static_cast<double>(tsdb_stats.points_dropped);

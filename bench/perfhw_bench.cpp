@@ -148,7 +148,7 @@ BenchJob &job()
     return j;
 }
 
-} // namespace
+}  // namespace
 
 static void BM_floor_bare_reads(benchmark::State &state)
 {

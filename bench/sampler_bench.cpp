@@ -14,8 +14,8 @@
 
 #include <csignal>
 #include <dirent.h>
-#include <sys/syscall.h>
 #include <fcntl.h>
+#include <sys/syscall.h>
 #include <sys/wait.h>
 #include <thread>
 #include <unistd.h>
@@ -94,7 +94,7 @@ std::vector<std::filesystem::path> kept_files(const cgroup::CgroupPaths &p)
     return files;
 }
 
-} // namespace
+}  // namespace
 
 static void BM_floor_bare_reads(benchmark::State &state)
 {

@@ -34,7 +34,7 @@ std::string whose(const wire::Message &m)
     return "job " + m.job_id + " host " + m.host + " sender " + m.sender + ": ";
 }
 
-} // namespace
+}  // namespace
 
 Admission::Admission(AdmissionLimits limits)
     : m_limits(limits), m_forget_ns(to_ns(limits.forget_after_s)), m_senders(limits.max_tracked),
@@ -111,11 +111,10 @@ std::optional<Refused> Admission::check_sender(const wire::Message &msg, Senders
     const uint64_t advance = saturating_add(msg.seq > s.seq ? msg.seq - s.seq : 0, msg.dropped);
     const double allowed = allowance(elapsed_s, s.period_s, msg.period_s);
     if (static_cast<double>(advance) > allowed)
-        return Refused{Refusal::sequence, whose(msg) + "seq " + std::to_string(msg.seq) + " after " +
-                                              std::to_string(s.seq) + " with " + std::to_string(msg.dropped) +
-                                              " dropped: " + std::to_string(advance) + " messages in " +
-                                              number(std::max(elapsed_s, 0.0), 3) + " s, more than the " +
-                                              number(allowed) + " allowed"};
+        return Refused{Refusal::sequence,
+                       whose(msg) + "seq " + std::to_string(msg.seq) + " after " + std::to_string(s.seq) + " with " +
+                           std::to_string(msg.dropped) + " dropped: " + std::to_string(advance) + " messages in " +
+                           number(std::max(elapsed_s, 0.0), 3) + " s, more than the " + number(allowed) + " allowed"};
     return std::nullopt;
 }
 
@@ -139,8 +138,8 @@ void Admission::refill(HostState &host, int64_t now_mono_ns) const
 std::optional<Refused> Admission::check_pair(const wire::Message &msg, Pairs::iterator pair, int64_t now_mono_ns)
 {
     const bool is_new = pair == m_pairs.end();
-    const bool opens = is_new ? msg.kind != wire::MessageKind::job_end
-                              : !pair->value.open && msg.kind == wire::MessageKind::job_start;
+    const bool opens =
+        is_new ? msg.kind != wire::MessageKind::job_end : !pair->value.open && msg.kind == wire::MessageKind::job_start;
     if (!opens && !is_new)
         return std::nullopt;
     auto host_it = m_hosts.find(std::string_view(msg.host));
@@ -149,13 +148,12 @@ std::optional<Refused> Admission::check_pair(const wire::Message &msg, Pairs::it
         auto job = m_jobs.find(std::string_view(msg.job_id));
         if (job != m_jobs.end() && job->second >= m_limits.max_hosts_per_job)
             return Refused{Refusal::hosts_per_job, whose(msg) + "the job already has " + std::to_string(job->second) +
-                                                       " hosts (limit " +
-                                                       std::to_string(m_limits.max_hosts_per_job) + ")"};
+                                                       " hosts (limit " + std::to_string(m_limits.max_hosts_per_job) +
+                                                       ")"};
     }
     if (opens && host && m_limits.max_jobs_per_host > 0 && host->open >= m_limits.max_jobs_per_host)
         return Refused{Refusal::jobs_per_host, whose(msg) + "the host already runs " + std::to_string(host->open) +
-                                                   " jobs (limit " + std::to_string(m_limits.max_jobs_per_host) +
-                                                   ")"};
+                                                   " jobs (limit " + std::to_string(m_limits.max_jobs_per_host) + ")"};
     if (is_new && host && spends_token(msg, now_mono_ns)) {
         refill(*host, now_mono_ns);
         if (host->tokens < 1)
@@ -235,4 +233,4 @@ void Admission::expire(int64_t now_mono_ns)
     m_pairs.expire(cutoff, [this](Pairs::Entry &e) { forget_pair(e); });
 }
 
-} // namespace colmet::collector
+}  // namespace colmet::collector

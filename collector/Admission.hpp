@@ -48,10 +48,10 @@ struct AdmissionLimits {
     double max_clock_skew_s = 600;      // 0: no time check
     double max_message_delay_s = 7200;  // how much further behind `t` may be
     uint32_t max_hosts_per_job = 4096;
-    uint32_t max_jobs_per_host = 256;   // open jobs
+    uint32_t max_jobs_per_host = 256;       // open jobs
     uint32_t max_new_jobs_per_minute = 60;  // per host
-    double forget_after_s = 300;        // the HDF5 sink's default --idle-close
-    size_t max_tracked = 100000;        // senders, and (job, host) pairs
+    double forget_after_s = 300;            // the HDF5 sink's default --idle-close
+    size_t max_tracked = 100000;            // senders, and (job, host) pairs
     uint64_t sequence_slack = 1000;
 };
 
@@ -79,10 +79,10 @@ public:
 
 private:
     struct SenderState {
-        uint64_t seq;       // highest heard
-        int64_t time_ns;    // latest `t` heard
-        double period_s;    // as last stated
-        bool ended;         // job_end heard
+        uint64_t seq;     // highest heard
+        int64_t time_ns;  // latest `t` heard
+        double period_s;  // as last stated
+        bool ended;       // job_end heard
     };
     struct PairState {
         bool open;
@@ -115,11 +115,11 @@ private:
     AdmissionLimits m_limits;
     int64_t m_forget_ns;
     Senders m_senders;
-    Pairs m_pairs;  // key: job '\0' host (names never hold a NUL)
-    StringMap<HostState> m_hosts;  // hosts with a tracked pair
-    StringMap<uint32_t> m_jobs;    // tracked pairs per job
-    std::string m_key;             // reused for pair keys
+    Pairs m_pairs;                      // key: job '\0' host (names never hold a NUL)
+    StringMap<HostState> m_hosts;       // hosts with a tracked pair
+    StringMap<uint32_t> m_jobs;         // tracked pairs per job
+    std::string m_key;                  // reused for pair keys
     std::optional<int64_t> m_first_ns;  // first message admitted or refused
 };
 
-} // namespace colmet::collector
+}  // namespace colmet::collector

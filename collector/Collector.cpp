@@ -47,7 +47,7 @@ uint64_t &refused_counter(CollectorStats &s, Refusal reason)
     return s.refused_new_jobs;
 }
 
-} // namespace
+}  // namespace
 
 std::string CollectorStats::to_string() const
 {
@@ -84,8 +84,7 @@ void Collector::reject(uint64_t &counter, const std::string &why)
     }
 }
 
-void Collector::handle_frame(const char *data, size_t size, bool more_parts, int64_t now_mono_ns,
-                             std::string_view key)
+void Collector::handle_frame(const char *data, size_t size, bool more_parts, int64_t now_mono_ns, std::string_view key)
 {
     ++m_stats.received;
     // Every frame of a multi-frame message is dropped; the message counts once.
@@ -141,4 +140,4 @@ void Collector::close_all()
         sink->close_all();
 }
 
-} // namespace colmet::collector
+}  // namespace colmet::collector

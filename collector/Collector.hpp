@@ -26,8 +26,7 @@ public:
     // One received frame (more_parts: the frame was part of a multi-frame
     // message). `key`: the sender's CURVE public key (Z85, ZeroMQ's User-Id),
     // empty on an unauthenticated socket.
-    void handle_frame(const char *data, size_t size, bool more_parts, int64_t now_mono_ns,
-                      std::string_view key = {});
+    void handle_frame(const char *data, size_t size, bool more_parts, int64_t now_mono_ns, std::string_view key = {});
 
     // With node keys, every message must come under a key registered for
     // its host (or it is rejected and counted as unauthorized); without, no
@@ -54,5 +53,4 @@ private:
     bool m_in_multipart = false;
 };
 
-
-} // namespace colmet::collector
+}  // namespace colmet::collector

@@ -48,8 +48,7 @@ void add_tsdb_options(CLI::App &app, tsdb::TsdbOptions &t)
                        : std::string("expected an http:// or https:// URL");
         });
     app.add_option_function<std::string>(
-           "--tsdb-protocol",
-           [&t](const std::string &name) { t.protocol = *tsdb::parse_protocol(name); },
+           "--tsdb-protocol", [&t](const std::string &name) { t.protocol = *tsdb::parse_protocol(name); },
            "remote-write (Prometheus remote write: VictoriaMetrics, Prometheus, Thanos, Mimir) or influx "
            "(InfluxDB line protocol)")
         ->check(CLI::IsMember({"remote-write", "influx"}))
@@ -81,8 +80,9 @@ void add_options(CLI::App &app, CollectorOptions &o)
     app.add_option("--zeromq-bind-uri", o.listen.bind_uri,
                    std::string("Where to listen (ZeroMQ PULL binds here; default: ") + k_default_bind_secure +
                        " with --curve-secret-key, else " + k_default_bind_loopback + ")");
-    app.add_option("--curve-secret-key", o.listen.curve_secret_key,
-                   "The collector's CURVE key-pair file (colmet-keygen): only nodes with a key in --nodes-dir may send");
+    app.add_option(
+        "--curve-secret-key", o.listen.curve_secret_key,
+        "The collector's CURVE key-pair file (colmet-keygen): only nodes with a key in --nodes-dir may send");
     o.listen.nodes_dir = "/etc/colmet/nodes.d";
     app.add_option("--nodes-dir", o.listen.nodes_dir,
                    "Directory of the nodes' public-key files, one '<host> <key>' line per key (reloaded on SIGHUP)")
@@ -125,16 +125,19 @@ void add_options(CLI::App &app, CollectorOptions &o)
                                                 : "'" + name + "' is not one of: " + hdf5::file_owner_names();
         })
         ->default_str(std::string(hdf5::file_owner_name(o.hdf5.owner)));
-    app.add_option("--hdf5-compression", o.hdf5.compression_level, "Deflate compression level of the datasets (0 = none)")
+    app.add_option("--hdf5-compression", o.hdf5.compression_level,
+                   "Deflate compression level of the datasets (0 = none)")
         ->check(CLI::Range(0, 9))
         ->capture_default_str();
-    app.add_option("--flush-interval", o.hdf5.flush_interval_s, "Write buffered rows to the files at least this often, in seconds (0.1 to 5)")
+    app.add_option("--flush-interval", o.hdf5.flush_interval_s,
+                   "Write buffered rows to the files at least this often, in seconds (0.1 to 5)")
         ->check(CLI::Range(0.1, 5.0))
         ->capture_default_str();
     app.add_option("--max-open-files", o.hdf5.max_open_files, "HDF5 files kept open at most")
         ->check(CLI::Range(1, 100000))
         ->capture_default_str();
-    app.add_option("--idle-close", o.hdf5.idle_close_s, "Close the file of a job that sent nothing for this many seconds")
+    app.add_option("--idle-close", o.hdf5.idle_close_s,
+                   "Close the file of a job that sent nothing for this many seconds")
         ->check(CLI::Range(1.0, 86400.0))
         ->capture_default_str();
     app.add_option_function<uint64_t>(
@@ -209,11 +212,12 @@ void fit_descriptors(Hdf5Options *hdf5, ConnectionLimits &connections)
     }
 }
 
-} // namespace
+}  // namespace
 
 int collector_main(int argc, char **argv)
 {
-    CLI::App app{"colmet-collector: receives colmet-node messages, stores one HDF5 file per job and/or sends the values to a time-series store",
+    CLI::App app{"colmet-collector: receives colmet-node messages, stores one HDF5 file per job and/or sends the "
+                 "values to a time-series store",
                  "colmet-collector"};
     app.set_version_flag("--version", std::string("colmet-collector ") + COLMET_VERSION);
     use_config_section(app, "collector", "/etc/colmet/colmet.conf", {"tsdb"});
@@ -306,4 +310,4 @@ int collector_main(int argc, char **argv)
     return serve(collector, o.listen);
 }
 
-} // namespace colmet::collector
+}  // namespace colmet::collector

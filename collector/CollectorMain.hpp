@@ -5,4 +5,4 @@ namespace colmet::collector {
 // The whole of colmet-collector behind main(). Returns the exit status.
 int collector_main(int argc, char **argv);
 
-} // namespace colmet::collector
+}  // namespace colmet::collector

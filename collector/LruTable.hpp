@@ -77,8 +77,8 @@ private:
     }
 
     size_t m_max;
-    std::list<Entry> m_order;  // most recently heard first
+    std::list<Entry> m_order;                                // most recently heard first
     std::unordered_map<std::string_view, iterator> m_index;  // views of the keys in m_order
 };
 
-} // namespace colmet::collector
+}  // namespace colmet::collector

@@ -34,4 +34,4 @@ void SequenceTracker::evict_oldest()
         m_last.erase(oldest);
 }
 
-} // namespace colmet::collector
+}  // namespace colmet::collector

@@ -33,4 +33,4 @@ private:
     std::unordered_map<std::string, Entry> m_last;
 };
 
-} // namespace colmet::collector
+}  // namespace colmet::collector

@@ -47,4 +47,4 @@ public:
     virtual std::string stats_text() const { return {}; }
 };
 
-} // namespace colmet::collector
+}  // namespace colmet::collector

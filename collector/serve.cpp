@@ -101,15 +101,14 @@ std::string connection_summary(const ConnectionGuard &guard, const Security *sec
     const auto &s = guard.stats();
     std::string text = "connections: " + std::to_string(guard.open()) + " open, " + std::to_string(s.accepted) +
                        " accepted, cut " + std::to_string(s.over_limit) + " over the limit and " +
-                       std::to_string(s.idle) + " idle; " + std::to_string(s.handshake_failed) +
-                       " failed handshakes";
+                       std::to_string(s.idle) + " idle; " + std::to_string(s.handshake_failed) + " failed handshakes";
     if (security)
         text += "; node keys: " + std::to_string(security->zap.stats().accepted) + " accepted, " +
                 std::to_string(security->zap.stats().refused) + " refused";
     return text;
 }
 
-} // namespace
+}  // namespace
 
 int serve(Collector &collector, const ListenOptions &options)
 {
@@ -152,8 +151,8 @@ int serve(Collector &collector, const ListenOptions &options)
             socket.set(zmq::sockopt::zap_domain, "colmet");
         }
         if (zmq_socket_monitor(socket.handle(), k_monitor_endpoint,
-                               ZMQ_EVENT_ACCEPTED | ZMQ_EVENT_DISCONNECTED | ZMQ_EVENT_CLOSED |
-                                   k_handshake_failures) != 0)
+                               ZMQ_EVENT_ACCEPTED | ZMQ_EVENT_DISCONNECTED | ZMQ_EVENT_CLOSED | k_handshake_failures) !=
+            0)
             throw zmq::error_t();
         monitor.connect(k_monitor_endpoint);
         socket.bind(options.bind_uri);
@@ -233,8 +232,7 @@ int serve(Collector &collector, const ListenOptions &options)
                             security->zap.set_keys(keys);
                             collector.set_node_keys(keys);
                         } else {
-                            spdlog::error("SIGHUP: keeping the {} node key(s) in force",
-                                          security->zap.keys()->keys());
+                            spdlog::error("SIGHUP: keeping the {} node key(s) in force", security->zap.keys()->keys());
                         }
                     }
                     spdlog::info("received SIGHUP: buffered rows written, log file re-opened{}; {}",
@@ -279,4 +277,4 @@ int serve(Collector &collector, const ListenOptions &options)
     return 0;
 }
 
-} // namespace colmet::collector
+}  // namespace colmet::collector

@@ -12,14 +12,14 @@
 namespace colmet::collector {
 
 struct ListenOptions {
-    std::string bind_uri;                 // resolved by the caller (see BindPolicy.hpp)
+    std::string bind_uri;  // resolved by the caller (see BindPolicy.hpp)
     // Messages queued at most per connection: with frames of 1 MiB at most,
     // what one connection can make the collector hold (100 MiB). A sampler
     // keeps the rest in its own queue while the collector is behind.
     int hwm = 100;
     ConnectionLimits connections;
-    std::string curve_secret_key;         // the collector's key-pair file; empty: no CURVE
-    std::string nodes_dir;                // the node keys (read at start and on SIGHUP)
+    std::string curve_secret_key;  // the collector's key-pair file; empty: no CURVE
+    std::string nodes_dir;         // the node keys (read at start and on SIGHUP)
     // On SIGHUP, after everything buffered was written: re-open the log file
     // (log rotation). May be empty.
     std::function<void()> reopen_log;
@@ -31,4 +31,4 @@ struct ListenOptions {
 // 69 when the socket cannot be bound; 78 when the keys cannot be read.
 int serve(Collector &collector, const ListenOptions &options);
 
-} // namespace colmet::collector
+}  // namespace colmet::collector

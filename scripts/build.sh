@@ -24,7 +24,7 @@ case "$flavour" in
   release)
     dir=build
     args=(-DCMAKE_BUILD_TYPE=RelWithDebInfo -DCOLMET_BUILD_TESTING=ON -DCOLMET_BUILD_BENCH=ON -DCOLMET_WITH_SPANK=ON
-          -DCOLMET_WARNINGS_AS_ERRORS=ON) ;;
+          -DCOLMET_WARNINGS_AS_ERRORS=ON -DCMAKE_EXPORT_COMPILE_COMMANDS=ON) ;;  # the database: for clang-tidy
   asan)
     dir=build-asan
     args=(-DCMAKE_BUILD_TYPE=Debug -DCOLMET_SANITIZE=ON -DCOLMET_BUILD_BENCH=OFF -DCOLMET_WARNINGS_AS_ERRORS=ON) ;;

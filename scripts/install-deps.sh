@@ -16,7 +16,7 @@ run_packages=(
 # On top, for scripts/test.sh.
 test_packages=(
   # tests, fuzzing, benchmarks
-  libgtest-dev libgmock-dev googletest libbenchmark-dev bats clang libclang-rt-14-dev
+  libgtest-dev libgmock-dev googletest libbenchmark-dev bats clang libclang-rt-14-dev clang-format clang-tidy
   hdf5-tools python3-h5py python3-numpy mandoc procps linux-perf acl logrotate
   # the time-series sink's tests: a real store, and Prometheus' protobuf messages to decode with
   victoria-metrics libprotobuf-dev protobuf-compiler python3-yaml

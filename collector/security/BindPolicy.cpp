@@ -49,4 +49,4 @@ Result<void> check_bind(const std::string &uri, bool authenticated, bool allow_u
                           "or set allow-unauthenticated = yes");
 }
 
-} // namespace colmet::collector
+}  // namespace colmet::collector

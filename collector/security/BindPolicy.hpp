@@ -20,4 +20,4 @@ bool is_loopback_endpoint(const std::string &uri);
 // Ok, or the reason the collector must not listen there.
 Result<void> check_bind(const std::string &uri, bool authenticated, bool allow_unauthenticated);
 
-} // namespace colmet::collector
+}  // namespace colmet::collector

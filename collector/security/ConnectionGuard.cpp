@@ -47,4 +47,4 @@ std::vector<int> ConnectionGuard::idle(int64_t now_ns)
     return cut;
 }
 
-} // namespace colmet::collector
+}  // namespace colmet::collector

@@ -28,8 +28,8 @@ struct ConnectionLimits {
 
 struct ConnectionStats {
     uint64_t accepted = 0;
-    uint64_t over_limit = 0;  // cut because max_connections were open (the new one, or one without a message)
-    uint64_t idle = 0;        // cut: no message for idle_timeout
+    uint64_t over_limit = 0;        // cut because max_connections were open (the new one, or one without a message)
+    uint64_t idle = 0;              // cut: no message for idle_timeout
     uint64_t handshake_failed = 0;  // wrong mechanism (no key), unknown key, bad greeting
 };
 
@@ -60,4 +60,4 @@ private:
     ConnectionStats m_stats;
 };
 
-} // namespace colmet::collector
+}  // namespace colmet::collector

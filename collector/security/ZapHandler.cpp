@@ -8,7 +8,7 @@ namespace {
 // Frames of a ZAP request (RFC 27).
 enum Frame { version, request_id, domain, address, identity, mechanism, credentials, k_frames };
 
-} // namespace
+}  // namespace
 
 std::vector<std::string> ZapHandler::refuse(const std::string &id, const std::string &code, const std::string &why,
                                             const std::string &address)
@@ -41,4 +41,4 @@ std::vector<std::string> ZapHandler::answer(const std::vector<std::string> &requ
     return {"1.0", id, "200", "OK", key, ""};
 }
 
-} // namespace colmet::collector
+}  // namespace colmet::collector

@@ -49,4 +49,4 @@ private:
     log::RateLimiter m_log{10, std::chrono::seconds(60)};
 };
 
-} // namespace colmet::collector
+}  // namespace colmet::collector

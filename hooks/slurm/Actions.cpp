@@ -56,7 +56,7 @@ bool run(const PluginConfig &c, const std::vector<std::string> &argv, const std:
     return true;
 }
 
-} // namespace
+}  // namespace
 
 bool cgroup_v2(const PluginConfig &c)
 {
@@ -113,8 +113,8 @@ void job_epilog(const PluginConfig &c, uint32_t job_id, const Log &log)
         log.error("colmet: job " + std::to_string(job_id) + ": " + r.error().message());
 }
 
-StepState step_start(const PluginConfig &c, const JobRef &job, uint32_t step_id, const std::optional<UserChoice> &option,
-                     const Log &log)
+StepState step_start(const PluginConfig &c, const JobRef &job, uint32_t step_id,
+                     const std::optional<UserChoice> &option, const Log &log)
 {
     StepState s;
     s.job_id = job.job_id;
@@ -187,4 +187,4 @@ void step_stop(const PluginConfig &c, const StepState &s, const Log &log)
         log.error("colmet: step " + s.step_id + ": colmet-job stop: " + r.error().message());
 }
 
-} // namespace colmet::spank
+}  // namespace colmet::spank

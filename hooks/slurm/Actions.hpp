@@ -41,19 +41,19 @@ struct StepState {
     bool job_sampled = false;   // the job prolog started a sampler (marker present)
     bool step_sampler = false;  // this step has its own sampler
     bool v2 = false;
-    std::string job_rel;        // the job's cgroup, relative to the hierarchies
-    std::string step_rel;       // the step's
-    std::string step_id;        // "<job>.<step>"
+    std::string job_rel;   // the job's cgroup, relative to the hierarchies
+    std::string step_rel;  // the step's
+    std::string step_id;   // "<job>.<step>"
     uint32_t job_id = 0;
-    uint32_t local_tasks = 0;   // tasks of this step on this node (0: unknown)
+    uint32_t local_tasks = 0;  // tasks of this step on this node (0: unknown)
     uint32_t exited_tasks = 0;
     bool step_stopped = false;  // the step's sampler was stopped at its last task's exit
 };
 
 // slurm_spank_init_post_opt in slurmstepd: start the step's sampler when the
 // job is sampled (marker) or the step asked with --colmet.
-StepState step_start(const PluginConfig &c, const JobRef &job, uint32_t step_id, const std::optional<UserChoice> &option,
-                     const Log &log);
+StepState step_start(const PluginConfig &c, const JobRef &job, uint32_t step_id,
+                     const std::optional<UserChoice> &option, const Log &log);
 
 // slurm_spank_task_init_privileged: put the task (pid) into colmet's cgroups.
 // mountinfo and proc_cgroup are /proc/self/{mountinfo,cgroup}.
@@ -73,4 +73,4 @@ void step_stop(const PluginConfig &c, const StepState &s, const Log &log);
 // True when <cgroup_root>/cgroup.controllers exists (a pure cgroup v2 host).
 bool cgroup_v2(const PluginConfig &c);
 
-} // namespace colmet::spank
+}  // namespace colmet::spank

@@ -30,7 +30,7 @@ void add_common_start(std::vector<std::string> &argv, const PluginConfig &c, con
         argv.insert(argv.end(), {"--log-file", c.log_file});
 }
 
-} // namespace
+}  // namespace
 
 std::string sampler_id(uint32_t job_id) { return sched::slurm::sampler_id({job_id, std::nullopt}); }
 
@@ -55,7 +55,7 @@ std::vector<std::string> step_start_command(const PluginConfig &c, const JobRef 
                                             const std::string &spec)
 {
     std::vector<std::string> argv{c.colmet_job, "start", "--job-id", sampler_id(job.job_id, step_id),
-                                  "--user", job.user};
+                                  "--user",     job.user};
     add_common_start(argv, c, spec);
     argv.insert(argv.end(), {"--", "--meta", "slurm_job_id=" + std::to_string(job.job_id), "--meta",
                              "slurm_step_id=" + std::to_string(step_id)});
@@ -75,4 +75,4 @@ std::vector<std::string> sample_now_command(const PluginConfig &c, const std::st
     return {c.colmet_ctl, "--job-id", id, "--sample-now", "--control-dir", c.run_dir, "--timeout", "3"};
 }
 
-} // namespace colmet::spank
+}  // namespace colmet::spank

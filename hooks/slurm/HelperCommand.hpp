@@ -16,7 +16,7 @@ inline constexpr uint32_t k_max_normal_step_id = 0xfffffff0U;
 struct JobRef {
     uint32_t job_id = 0;
     uid_t uid = 0;
-    std::string user;           // the owner's login name
+    std::string user;  // the owner's login name
 };
 
 // The sampler id of a job ("123") or of one of its steps ("123.4").
@@ -43,4 +43,4 @@ std::vector<std::string> stop_command(const PluginConfig &c, const std::string &
 // colmet-ctl --sample-now for a sampler id (its control socket is in run_dir).
 std::vector<std::string> sample_now_command(const PluginConfig &c, const std::string &id);
 
-} // namespace colmet::spank
+}  // namespace colmet::spank

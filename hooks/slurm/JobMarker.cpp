@@ -86,4 +86,4 @@ std::vector<std::string> leftover_step_samplers(const fs::path &run_dir, uint32_
     return ids;
 }
 
-} // namespace colmet::spank
+}  // namespace colmet::spank

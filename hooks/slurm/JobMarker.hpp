@@ -31,4 +31,4 @@ Result<void> remove_marker(const std::filesystem::path &run_dir, uint32_t job_id
 // (steps whose slurmstepd died before it could stop them).
 std::vector<std::string> leftover_step_samplers(const std::filesystem::path &run_dir, uint32_t job_id);
 
-} // namespace colmet::spank
+}  // namespace colmet::spank

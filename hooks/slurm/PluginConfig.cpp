@@ -120,13 +120,13 @@ Result<void> set_key(PluginConfig &c, std::string_view key, std::string_view v)
             return bad("expected seconds between 1 and 60");
         c.timeout = *d;
     } else {
-        return Error::invalid("unknown plugstack.conf argument '" + std::string(key) + "' (known: " +
-                              known_keys() + ")");
+        return Error::invalid("unknown plugstack.conf argument '" + std::string(key) + "' (known: " + known_keys() +
+                              ")");
     }
     return ok();
 }
 
-} // namespace
+}  // namespace
 
 std::span<const ConfigKey> config_keys() { return k_keys; }
 
@@ -151,8 +151,7 @@ Result<PluginConfig> parse_config(std::span<const std::string_view> args, std::s
     return c;
 }
 
-Result<PluginConfig> parse_config(int argc, char **argv, std::string default_colmet_job,
-                                  std::string default_colmet_ctl)
+Result<PluginConfig> parse_config(int argc, char **argv, std::string default_colmet_job, std::string default_colmet_ctl)
 {
     std::vector<std::string_view> args;
     for (int i = 0; i < argc && argv != nullptr; ++i)
@@ -161,4 +160,4 @@ Result<PluginConfig> parse_config(int argc, char **argv, std::string default_col
     return parse_config(args, std::move(default_colmet_job), std::move(default_colmet_ctl));
 }
 
-} // namespace colmet::spank
+}  // namespace colmet::spank

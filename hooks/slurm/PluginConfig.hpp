@@ -19,23 +19,23 @@ enum class Mode {
 };
 
 struct PluginConfig {
-    std::string collector;                  // colmet-job --zeromq-uri (empty: colmet-node's default)
-    std::string metrics;                    // site default SPEC for a bare --colmet (empty: colmet-node's)
-    std::optional<double> period;           // colmet-job --sample-period
+    std::string collector;         // colmet-job --zeromq-uri (empty: colmet-node's default)
+    std::string metrics;           // site default SPEC for a bare --colmet (empty: colmet-node's)
+    std::optional<double> period;  // colmet-job --sample-period
     std::string cgroup_root = "/sys/fs/cgroup";
     Mode mode = Mode::opt_in;
-    std::string run_dir = "/run/colmet";    // colmet-job --run-dir, also holds the plugin's job markers
-    std::string colmet_job;                 // path of the colmet-job helper
-    std::string colmet_ctl;                 // path of colmet-ctl (asks the job's sampler for a sample at step end)
-    std::string log_file;                   // colmet-job --log-file (empty: colmet-job's default)
-    bool steps = true;                      // one extra sampler per srun step ("<job>.<step>")
-    double timeout = 10;                    // seconds a colmet-job run may take before it is killed
+    std::string run_dir = "/run/colmet";  // colmet-job --run-dir, also holds the plugin's job markers
+    std::string colmet_job;               // path of the colmet-job helper
+    std::string colmet_ctl;               // path of colmet-ctl (asks the job's sampler for a sample at step end)
+    std::string log_file;                 // colmet-job --log-file (empty: colmet-job's default)
+    bool steps = true;                    // one extra sampler per srun step ("<job>.<step>")
+    double timeout = 10;                  // seconds a colmet-job run may take before it is killed
 };
 
 // One known key, for the error message, the man page test and the README.
 struct ConfigKey {
     std::string_view name;
-    std::string_view value;        // e.g. "URI", "SECONDS"
+    std::string_view value;  // e.g. "URI", "SECONDS"
     std::string_view description;
 };
 std::span<const ConfigKey> config_keys();
@@ -49,4 +49,4 @@ Result<PluginConfig> parse_config(std::span<const std::string_view> args, std::s
 Result<PluginConfig> parse_config(int argc, char **argv, std::string default_colmet_job,
                                   std::string default_colmet_ctl);
 
-} // namespace colmet::spank
+}  // namespace colmet::spank

@@ -35,17 +35,18 @@ private:
     bool m_ok = false;
 };
 
-using FileActions = SpawnObject<posix_spawn_file_actions_t, posix_spawn_file_actions_init,
-                                posix_spawn_file_actions_destroy>;
+using FileActions =
+    SpawnObject<posix_spawn_file_actions_t, posix_spawn_file_actions_init, posix_spawn_file_actions_destroy>;
 using SpawnAttr = SpawnObject<posix_spawnattr_t, posix_spawnattr_init, posix_spawnattr_destroy>;
 
-} // namespace
+}  // namespace
 
 Result<SpawnResult> run_helper(const std::vector<std::string> &argv, double timeout_s)
 {
     if (argv.empty() || argv.front().empty() || argv.front().front() != '/')
         return Error::invalid("helper path must be absolute");
     std::vector<char *> cargv;
+    cargv.reserve(argv.size() + 1);
     for (const auto &a : argv)
         cargv.push_back(const_cast<char *>(a.c_str()));
     cargv.push_back(nullptr);
@@ -119,6 +120,7 @@ Result<pid_t> spawn_detached(const std::vector<std::string> &argv)
     // Everything the children need is prepared before fork(): the host
     // program is multi-threaded, so only async-signal-safe calls follow.
     std::vector<char *> cargv;
+    cargv.reserve(argv.size() + 1);
     for (const auto &a : argv)
         cargv.push_back(const_cast<char *>(a.c_str()));
     cargv.push_back(nullptr);
@@ -139,7 +141,7 @@ Result<pid_t> spawn_detached(const std::vector<std::string> &argv)
         ::setsid();
         pid_t helper = ::fork();
         if (helper == 0) {
-            struct sigaction dfl{};
+            struct sigaction dfl {};
             dfl.sa_handler = SIG_DFL;
             for (int sig = 1; sig < NSIG; ++sig)
                 ::sigaction(sig, &dfl, nullptr);
@@ -171,4 +173,4 @@ Result<pid_t> spawn_detached(const std::vector<std::string> &argv)
     return helper;
 }
 
-} // namespace colmet::spank
+}  // namespace colmet::spank

@@ -15,7 +15,7 @@ struct SpawnResult {
     int exit_status = -1;  // exit code, or -1 when killed / signalled
     bool timed_out = false;
     bool status_unknown = false;  // reaped by the host program: finished, status not known
-    double seconds = 0;    // wall time the call took
+    double seconds = 0;           // wall time the call took
 };
 
 // argv[0] must be an absolute path. Waits at most timeout_s seconds, then
@@ -31,4 +31,4 @@ Result<SpawnResult> run_helper(const std::vector<std::string> &argv, double time
 // helper's pid.
 Result<pid_t> spawn_detached(const std::vector<std::string> &argv);
 
-} // namespace colmet::spank
+}  // namespace colmet::spank

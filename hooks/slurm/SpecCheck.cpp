@@ -31,4 +31,4 @@ std::string effective_spec(const UserChoice &choice, const std::string &site_met
     return choice.request == Request::spec ? choice.spec : site_metrics;
 }
 
-} // namespace colmet::spank
+}  // namespace colmet::spank

@@ -31,4 +31,4 @@ std::optional<std::string> spec_error(std::string_view spec);
 // default metrics (may be empty: colmet-node's own defaults).
 std::string effective_spec(const UserChoice &choice, const std::string &site_metrics);
 
-} // namespace colmet::spank
+}  // namespace colmet::spank

@@ -80,7 +80,7 @@ std::optional<std::string> current_cgroup(const std::vector<cgroup::Membership> 
     return std::nullopt;
 }
 
-} // namespace
+}  // namespace
 
 std::vector<CgroupMount> colmet_v1_mounts(std::string_view mountinfo, const fs::path &cgroup_root)
 {
@@ -159,4 +159,4 @@ Result<void> attach_pid(const std::vector<fs::path> &targets, pid_t pid)
     return ok();
 }
 
-} // namespace colmet::spank
+}  // namespace colmet::spank

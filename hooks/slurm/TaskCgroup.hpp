@@ -37,9 +37,10 @@ std::vector<CgroupMount> colmet_v1_mounts(std::string_view mountinfo, const std:
 // existing directory of step_rel (when given) and job_rel, skipped when the
 // task is already within job_rel there.
 std::vector<std::filesystem::path> attach_targets(const std::vector<CgroupMount> &mounts, std::string_view proc_cgroup,
-                                                  const std::string &job_rel, const std::optional<std::string> &step_rel);
+                                                  const std::string &job_rel,
+                                                  const std::optional<std::string> &step_rel);
 
 // Write pid into every target; returns the first error (after trying all).
 Result<void> attach_pid(const std::vector<std::filesystem::path> &targets, pid_t pid);
 
-} // namespace colmet::spank
+}  // namespace colmet::spank

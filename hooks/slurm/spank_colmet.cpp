@@ -93,7 +93,7 @@ colmet::Result<PluginConfig> load_config(int ac, char **av)
 std::string user_name(uid_t uid)
 {
     std::vector<char> buf(16384);
-    struct passwd pw{};
+    struct passwd pw {};
     struct passwd *res = nullptr;
     if (getpwuid_r(uid, &pw, buf.data(), buf.size(), &res) == 0 && res != nullptr)
         return res->pw_name;
@@ -148,7 +148,7 @@ int job_script(spank_t sp, int ac, char **av, bool prolog)
     return 0;
 }
 
-} // namespace
+}  // namespace
 
 extern "C" {
 
@@ -262,4 +262,4 @@ COLMET_SPANK_EXPORT int slurm_spank_job_epilog(spank_t sp, int ac, char **av)
     }
 }
 
-} // extern "C"
+}  // extern "C"

@@ -42,7 +42,7 @@ std::vector<std::pair<size_t, std::string_view>> meaningful_lines(std::string_vi
     return out;
 }
 
-} // namespace
+}  // namespace
 
 bool is_z85_key(std::string_view text)
 {
@@ -86,8 +86,8 @@ std::string format_key_pair_file(const KeyPair &keys, const std::string &about)
 
 std::string format_public_key_file(const std::string &name, const std::string &public_key)
 {
-    return "# colmet CURVE public key of " + name +
-           ", made by colmet-keygen: \"<host> <key>\" lines.\n" + name + " " + public_key + "\n";
+    return "# colmet CURVE public key of " + name + ", made by colmet-keygen: \"<host> <key>\" lines.\n" + name + " " +
+           public_key + "\n";
 }
 
 Result<KeyPair> parse_key_pair(std::string_view content, const std::string &origin)
@@ -123,7 +123,7 @@ Result<std::vector<NamedKey>> parse_public_keys(std::string_view content, const 
             return line_error(origin, number, "expected '<host> <public key>'");
         auto name = line.substr(0, blank);
         auto key = text::trim(line.substr(blank + 1));
-        if (name.size() > 255 || name.find_first_of("=") != std::string_view::npos)
+        if (name.size() > 255 || name.find('=') != std::string_view::npos)
             return line_error(origin, number, "'" + std::string(name) + "' is not a host name");
         if (!is_z85_key(key))
             return line_error(origin, number, "'" + std::string(key) + "' is not a 40-character Z85 CURVE public key");
@@ -167,8 +167,7 @@ Result<std::string> read_server_key_file(const std::filesystem::path &path)
     return keys->front().public_key;
 }
 
-Result<void> write_key_file(const std::filesystem::path &path, const std::string &content, unsigned mode,
-                            bool replace)
+Result<void> write_key_file(const std::filesystem::path &path, const std::string &content, unsigned mode, bool replace)
 {
     if (!replace && ::access(path.c_str(), F_OK) == 0)
         return Error::invalid(path.string() + " exists; give --force to replace it");
@@ -209,4 +208,4 @@ Result<void> write_key_file(const std::filesystem::path &path, const std::string
     return ok();
 }
 
-} // namespace colmet::auth
+}  // namespace colmet::auth

@@ -62,7 +62,6 @@ Result<std::string> read_server_key_file(const std::filesystem::path &path);
 
 // Write a new file with `mode`, refusing to replace an existing one unless
 // `replace`; written to a temporary name and renamed into place.
-Result<void> write_key_file(const std::filesystem::path &path, const std::string &content, unsigned mode,
-                            bool replace);
+Result<void> write_key_file(const std::filesystem::path &path, const std::string &content, unsigned mode, bool replace);
 
-} // namespace colmet::auth
+}  // namespace colmet::auth

@@ -17,7 +17,7 @@ bool is_leftover(const std::string &name)
            name.find(".dpkg-") != std::string::npos || name.find(".rpm") != std::string::npos;
 }
 
-} // namespace
+}  // namespace
 
 bool NodeKeys::allows(std::string_view public_key, std::string_view host) const
 {
@@ -61,4 +61,4 @@ Result<NodeKeys> NodeKeys::load(const std::filesystem::path &dir)
     return registry;
 }
 
-} // namespace colmet::auth
+}  // namespace colmet::auth

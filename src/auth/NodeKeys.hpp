@@ -43,4 +43,4 @@ private:
     size_t m_files = 0;
 };
 
-} // namespace colmet::auth
+}  // namespace colmet::auth

@@ -188,7 +188,7 @@ void enable_v2_controllers(const fs::path &dir)
 {
     auto available = read_file(dir / "cgroup.controllers");
     if (!available)
-        return; // not a cgroup directory we can configure
+        return;  // not a cgroup directory we can configure
     auto enabled = read_file(dir / "cgroup.subtree_control");
     if (!enabled)
         return;
@@ -247,7 +247,7 @@ std::vector<pid_t> listed_pids(const std::vector<fs::path> &dirs)
     return out;
 }
 
-} // namespace
+}  // namespace
 
 CgroupFs::CgroupFs(fs::path root) : m_root(std::move(root)) {}
 
@@ -306,9 +306,8 @@ Result<CgroupPaths> CgroupFs::resolve(const std::string &job_cgroup) const
 
     const auto mounted = mounted_v1_controllers();
     if (mounted.empty())
-        return Error(Errc::not_found,
-                     "cgroup " + paths.relative + " not found: no cgroup v1 controller is mounted under " +
-                         m_root.string());
+        return Error(Errc::not_found, "cgroup " + paths.relative +
+                                          " not found: no cgroup v1 controller is mounted under " + m_root.string());
     std::string tried;
     for (const auto &controller : mounted) {
         auto dir = append(m_root / controller, rel);
@@ -343,7 +342,7 @@ Result<CgroupPaths> CgroupFs::create(const std::string &relative) const
     if (paths.version == Version::v2) {
         fs::path dir = m_root;
         for (const auto &part : *parts) {
-            enable_v2_controllers(dir); // a parent level: give its children the controllers
+            enable_v2_controllers(dir);  // a parent level: give its children the controllers
             dir /= part;
             if (auto r = make_dir(dir); !r)
                 return r.error().with_context("creating cgroup " + paths.relative);
@@ -354,9 +353,8 @@ Result<CgroupPaths> CgroupFs::create(const std::string &relative) const
 
     const auto mounted = mounted_v1_controllers();
     if (mounted.empty())
-        return Error(Errc::unsupported,
-                     "creating cgroup " + paths.relative + ": no cgroup v1 controller is mounted under " +
-                         m_root.string());
+        return Error(Errc::unsupported, "creating cgroup " + paths.relative +
+                                            ": no cgroup v1 controller is mounted under " + m_root.string());
     for (const auto &controller : mounted) {
         fs::path dir = m_root / controller;
         for (const auto &part : *parts) {
@@ -379,7 +377,7 @@ Result<void> CgroupFs::attach(const CgroupPaths &paths, pid_t pid)
     const auto dirs = paths.directories();
     if (dirs.empty())
         return Error(Errc::not_found, "attach: cgroup " + paths.relative + " has no hierarchy directory");
-    Result<void> result; // the first failure; the other hierarchies are still tried
+    Result<void> result;  // the first failure; the other hierarchies are still tried
     const auto text = std::to_string(pid);
     for (const auto &dir : dirs) {
         auto r = write_file(dir / "cgroup.procs", text);
@@ -429,7 +427,7 @@ Result<void> CgroupFs::remove(const CgroupPaths &paths, int timeout_ms)
             return Error::invalid("refusing to remove " + top.string() + ": it is a cgroup hierarchy root");
     for (const auto &top : paths.directories()) {
         if (!dir_exists(top))
-            continue; // already gone
+            continue;  // already gone
         std::vector<fs::path> subtree;
         collect_post_order(top, subtree);
         if (on_cgroupfs(top)) {
@@ -468,7 +466,7 @@ Result<void> CgroupFs::remove(const CgroupPaths &paths, int timeout_ms)
     // cgroupfs directories cannot be emptied with unlink; rmdir removes a
     // cgroup together with its control files once it has no process and no
     // child cgroup left.
-    Result<void> result; // the first failure; the other directories are still tried
+    Result<void> result;  // the first failure; the other directories are still tried
     for (const auto &dir : all) {
         if (::rmdir(dir.c_str()) == 0 || errno == ENOENT || !result.ok())
             continue;
@@ -480,4 +478,4 @@ Result<void> CgroupFs::remove(const CgroupPaths &paths, int timeout_ms)
     return result;
 }
 
-} // namespace colmet::cgroup
+}  // namespace colmet::cgroup

@@ -70,4 +70,4 @@ private:
     std::filesystem::path m_root;
 };
 
-} // namespace colmet::cgroup
+}  // namespace colmet::cgroup

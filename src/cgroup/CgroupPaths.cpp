@@ -25,4 +25,4 @@ std::vector<std::filesystem::path> CgroupPaths::directories() const
     return dirs;
 }
 
-} // namespace colmet::cgroup
+}  // namespace colmet::cgroup

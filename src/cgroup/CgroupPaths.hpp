@@ -34,4 +34,4 @@ struct CgroupPaths {
     std::vector<std::filesystem::path> directories() const;
 };
 
-} // namespace colmet::cgroup
+}  // namespace colmet::cgroup

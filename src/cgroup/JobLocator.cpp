@@ -21,7 +21,7 @@ bool is_dir(const fs::path &p)
     return fs::is_directory(p, ec);
 }
 
-} // namespace
+}  // namespace
 
 JobLocator::JobLocator(fs::path cgroup_root, fs::path proc_root, std::vector<std::string> level)
     : m_root(std::move(cgroup_root)), m_proc(std::move(proc_root)), m_level(std::move(level))
@@ -94,4 +94,4 @@ Result<CgroupPaths> JobLocator::locate(std::span<const pid_t> pids) const
     return std::move(*merged);
 }
 
-} // namespace colmet::cgroup
+}  // namespace colmet::cgroup

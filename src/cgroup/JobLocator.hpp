@@ -46,4 +46,4 @@ private:
     std::vector<std::string> m_level;
 };
 
-} // namespace colmet::cgroup
+}  // namespace colmet::cgroup

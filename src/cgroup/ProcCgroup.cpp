@@ -19,7 +19,7 @@ std::vector<std::string_view> split(std::string_view s, char sep)
     }
 }
 
-} // namespace
+}  // namespace
 
 bool Membership::has(std::string_view controller) const
 {
@@ -110,4 +110,4 @@ bool is_within(std::string_view path, std::string_view dir)
     return path.size() == dir.size() || path[dir.size()] == '/';
 }
 
-} // namespace colmet::cgroup
+}  // namespace colmet::cgroup

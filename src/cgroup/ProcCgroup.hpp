@@ -42,4 +42,4 @@ std::optional<std::string> level_directory(std::string_view path, std::span<cons
 // True when `path` is `dir` or below it ("/a/b" is below "/a", "/ab" is not).
 bool is_within(std::string_view path, std::string_view dir);
 
-} // namespace colmet::cgroup
+}  // namespace colmet::cgroup

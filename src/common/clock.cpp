@@ -21,4 +21,4 @@ int64_t next_aligned(int64_t now_ns, int64_t period_ns)
     return (now_ns / period_ns + 1) * period_ns;
 }
 
-} // namespace colmet
+}  // namespace colmet

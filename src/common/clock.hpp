@@ -13,4 +13,4 @@ int64_t monotonic_ns();
 // nodes line up.
 int64_t next_aligned(int64_t now_ns, int64_t period_ns);
 
-} // namespace colmet
+}  // namespace colmet

@@ -44,7 +44,7 @@ uint64_t mix(uint64_t x)
     return x;
 }
 
-} // namespace
+}  // namespace
 
 Result<std::vector<std::string>> parse_collector_list(std::string_view text)
 {
@@ -88,4 +88,4 @@ size_t collector_index(const std::vector<std::string> &collectors, std::string_v
     return best;
 }
 
-} // namespace colmet
+}  // namespace colmet

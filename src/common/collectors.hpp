@@ -34,4 +34,4 @@ Result<std::vector<std::string>> parse_collector_list(std::string_view text);
 // The index in `collectors` (not empty) of the job's collector.
 size_t collector_index(const std::vector<std::string> &collectors, std::string_view job_id);
 
-} // namespace colmet
+}  // namespace colmet

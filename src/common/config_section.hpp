@@ -28,8 +28,8 @@ public:
             if (item.name == "++" || item.name == "--")
                 continue;  // CLI11's section enter/leave markers
             if (item.parents.empty())
-                throw CLI::ConfigError("configuration key '" + item.name +
-                                       "' is outside a section: put it under [" + m_section + "]");
+                throw CLI::ConfigError("configuration key '" + item.name + "' is outside a section: put it under [" +
+                                       m_section + "]");
             if (item.parents.size() != 1)
                 continue;
             if (item.parents.front() == m_section) {
@@ -64,4 +64,4 @@ inline void use_config_section(CLI::App &app, const std::string &section, const 
     app.allow_config_extras(CLI::config_extras_mode::error);
 }
 
-} // namespace colmet
+}  // namespace colmet

@@ -28,4 +28,4 @@ Result<std::vector<int>> parse_cpu_list(std::string_view text)
     return cpus;
 }
 
-} // namespace colmet
+}  // namespace colmet

@@ -13,4 +13,4 @@ namespace colmet {
 // cpuset) is valid and gives no CPUs.
 Result<std::vector<int>> parse_cpu_list(std::string_view text);
 
-} // namespace colmet
+}  // namespace colmet

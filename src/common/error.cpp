@@ -16,9 +16,6 @@ Error Error::system(const std::string &what, const std::string &path, int err)
     return {Errc::system, std::move(text), err};
 }
 
-Error Error::with_context(const std::string &context) const
-{
-    return {m_code, context + ": " + m_message, m_errno};
-}
+Error Error::with_context(const std::string &context) const { return {m_code, context + ": " + m_message, m_errno}; }
 
-} // namespace colmet
+}  // namespace colmet

@@ -18,8 +18,7 @@ enum class Errc {
 
 class Error {
 public:
-    Error(Errc code, std::string message, int err = 0)
-        : m_code(code), m_message(std::move(message)), m_errno(err) {}
+    Error(Errc code, std::string message, int err = 0) : m_code(code), m_message(std::move(message)), m_errno(err) {}
 
     // "what path: strerror(err)", the form every system error takes.
     static Error system(const std::string &what, const std::string &path, int err);
@@ -39,4 +38,4 @@ private:
     int m_errno;
 };
 
-} // namespace colmet
+}  // namespace colmet

@@ -68,4 +68,4 @@ Result<void> write_file(const std::filesystem::path &path, std::string_view cont
     return ok();
 }
 
-} // namespace colmet
+}  // namespace colmet

@@ -25,4 +25,4 @@ Result<std::string> read_file(const std::filesystem::path &path);
 // Write a string to an existing file (cgroupfs control files), no O_CREAT.
 Result<void> write_file(const std::filesystem::path &path, std::string_view content);
 
-} // namespace colmet
+}  // namespace colmet

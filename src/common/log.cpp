@@ -23,8 +23,8 @@ void setup(const std::string &component, int verbosity, const std::string &log_f
     if (log_file.empty())
         logger = std::make_shared<spdlog::logger>(component, std::make_shared<spdlog::sinks::stderr_sink_mt>());
     else
-        logger = std::make_shared<spdlog::logger>(component,
-                                                  std::make_shared<spdlog::sinks::basic_file_sink_mt>(log_file));
+        logger =
+            std::make_shared<spdlog::logger>(component, std::make_shared<spdlog::sinks::basic_file_sink_mt>(log_file));
     logger->set_pattern("%Y-%m-%dT%H:%M:%S.%e %n[%P] %l: %v");
     logger->set_level(level_from_verbosity(verbosity));
     logger->flush_on(spdlog::level::info);
@@ -39,8 +39,8 @@ void setup_hook(const std::string &component, int verbosity, const std::string &
         sinks.push_back(std::make_shared<spdlog::sinks::basic_file_sink_mt>(log_file));
     } catch (const spdlog::spdlog_ex &e) {
         fallback_reason = e.what();
-        sinks.push_back(std::make_shared<spdlog::sinks::syslog_sink_mt>("colmet-" + component, LOG_PID, LOG_DAEMON,
-                                                                         false));
+        sinks.push_back(
+            std::make_shared<spdlog::sinks::syslog_sink_mt>("colmet-" + component, LOG_PID, LOG_DAEMON, false));
     }
     if (also_stderr)
         sinks.push_back(std::make_shared<spdlog::sinks::stderr_sink_mt>());
@@ -70,4 +70,4 @@ bool RateLimiter::allow(uint64_t *suppressed)
     return false;
 }
 
-} // namespace colmet::log
+}  // namespace colmet::log

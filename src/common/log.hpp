@@ -42,4 +42,4 @@ private:
     uint64_t m_suppressed = 0;
 };
 
-} // namespace colmet::log
+}  // namespace colmet::log

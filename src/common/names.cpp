@@ -74,4 +74,4 @@ bool valid_identifier(std::string_view id)
     return true;
 }
 
-} // namespace colmet
+}  // namespace colmet

@@ -47,4 +47,4 @@ std::filesystem::path job_file(const std::filesystem::path &dir, std::string_vie
 // ASCII, no '/' and no NUL. Ids that pass still go through sanitize_name.
 bool valid_identifier(std::string_view id);
 
-} // namespace colmet
+}  // namespace colmet

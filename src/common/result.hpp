@@ -19,15 +19,31 @@ public:
     bool ok() const { return m_v.index() == 0; }
     explicit operator bool() const { return ok(); }
 
-    T &value() & { assert(ok()); return std::get<0>(m_v); }
-    const T &value() const & { assert(ok()); return std::get<0>(m_v); }
-    T &&value() && { assert(ok()); return std::get<0>(std::move(m_v)); }
+    T &value() &
+    {
+        assert(ok());
+        return std::get<0>(m_v);
+    }
+    const T &value() const &
+    {
+        assert(ok());
+        return std::get<0>(m_v);
+    }
+    T &&value() &&
+    {
+        assert(ok());
+        return std::get<0>(std::move(m_v));
+    }
     T &operator*() { return value(); }
     const T &operator*() const { return value(); }
     T *operator->() { return &value(); }
     const T *operator->() const { return &value(); }
 
-    const Error &error() const { assert(!ok()); return std::get<1>(m_v); }
+    const Error &error() const
+    {
+        assert(!ok());
+        return std::get<1>(m_v);
+    }
 
 private:
     std::variant<T, Error> m_v;
@@ -41,7 +57,11 @@ public:
 
     bool ok() const { return m_ok; }
     explicit operator bool() const { return m_ok; }
-    const Error &error() const { assert(!m_ok); return m_error; }
+    const Error &error() const
+    {
+        assert(!m_ok);
+        return m_error;
+    }
 
 private:
     Error m_error{Errc::internal, ""};
@@ -50,4 +70,4 @@ private:
 
 inline Result<void> ok() { return {}; }
 
-} // namespace colmet
+}  // namespace colmet

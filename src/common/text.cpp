@@ -58,4 +58,4 @@ bool split_key_value(std::string_view line, std::string_view &key, std::string_v
     return true;
 }
 
-} // namespace colmet::text
+}  // namespace colmet::text

@@ -25,7 +25,11 @@ public:
     public:
         iterator(std::string_view rest, bool end) : m_rest(rest), m_end(end) { advance(); }
         std::string_view operator*() const { return m_line; }
-        iterator &operator++() { advance(); return *this; }
+        iterator &operator++()
+        {
+            advance();
+            return *this;
+        }
         bool operator!=(const iterator &o) const { return m_end != o.m_end; }
 
     private:
@@ -57,4 +61,4 @@ inline std::string join(const std::vector<std::string> &parts, std::string_view 
 // Returns false when the line has no blank.
 bool split_key_value(std::string_view line, std::string_view &key, std::string_view &value);
 
-} // namespace colmet::text
+}  // namespace colmet::text

@@ -36,4 +36,4 @@ private:
     int m_fd = -1;
 };
 
-} // namespace colmet
+}  // namespace colmet

@@ -42,7 +42,7 @@ bool wait_for(int fd, short events, int64_t deadline)
     }
 }
 
-} // namespace
+}  // namespace
 
 Exchange exchange(const std::filesystem::path &socket, const node::control::ControlRequest &request, int timeout_ms)
 {
@@ -54,7 +54,7 @@ Exchange exchange(const std::filesystem::path &socket, const node::control::Cont
         return fail(Unreachable::io, "control socket path " + path + " is too long");
     std::memcpy(addr.sun_path, path.c_str(), path.size() + 1);
 
-    struct stat st{};
+    struct stat st {};
     if (::stat(path.c_str(), &st) != 0) {
         if (errno == ENOENT)
             return fail(Unreachable::no_socket, "no control socket " + path +
@@ -125,4 +125,4 @@ Exchange exchange(const std::filesystem::path &socket, const node::control::Cont
     return e;
 }
 
-} // namespace colmet::ctl
+}  // namespace colmet::ctl

@@ -27,4 +27,4 @@ struct Exchange {
 };
 Exchange exchange(const std::filesystem::path &socket, const node::control::ControlRequest &request, int timeout_ms);
 
-} // namespace colmet::ctl
+}  // namespace colmet::ctl

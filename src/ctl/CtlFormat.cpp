@@ -43,11 +43,14 @@ int exit_status(const Exchange &e)
     if (e.answer->accepted)
         return k_exit_accepted;
     switch (e.answer->code) {
-    case Rejection::permission: return k_exit_permission;
+    case Rejection::permission:
+        return k_exit_permission;
     case Rejection::busy:
-    case Rejection::timeout: return k_exit_unavailable;
-    default: return k_exit_rejected;
+    case Rejection::timeout:
+        return k_exit_unavailable;
+    default:
+        return k_exit_rejected;
     }
 }
 
-} // namespace colmet::ctl
+}  // namespace colmet::ctl

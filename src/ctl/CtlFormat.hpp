@@ -29,4 +29,4 @@ std::string format_verdict(const std::string &job_id, const node::control::Contr
 
 int exit_status(const Exchange &exchange);
 
-} // namespace colmet::ctl
+}  // namespace colmet::ctl

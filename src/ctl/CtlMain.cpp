@@ -80,4 +80,4 @@ int ctl_main(int argc, char **argv)
     return exit_status(e);
 }
 
-} // namespace colmet::ctl
+}  // namespace colmet::ctl

@@ -9,4 +9,4 @@ namespace colmet::ctl {
 //      answer within --timeout), 77 permission denied, 70 internal error.
 int ctl_main(int argc, char **argv);
 
-} // namespace colmet::ctl
+}  // namespace colmet::ctl

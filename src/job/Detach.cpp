@@ -98,7 +98,7 @@ ssize_t read_full(int fd, void *buf, size_t len)
     _exit(127);
 }
 
-} // namespace
+}  // namespace
 
 Result<pid_t> spawn_detached(const std::vector<std::string> &argv, const fs::path &cgroup_root)
 {
@@ -172,4 +172,4 @@ Result<pid_t> spawn_detached(const std::vector<std::string> &argv, const fs::pat
     return daemon;
 }
 
-} // namespace colmet::job
+}  // namespace colmet::job

@@ -31,4 +31,4 @@ Result<pid_t> spawn_detached(const std::vector<std::string> &argv, const std::fi
 // hybrid layout) otherwise.
 std::vector<std::filesystem::path> root_cgroup_procs_files(const std::filesystem::path &cgroup_root);
 
-} // namespace colmet::job
+}  // namespace colmet::job

@@ -87,7 +87,7 @@ void remove_created_parents(const SamplerRecord &r, const fs::path &run_dir)
     }
 }
 
-} // namespace
+}  // namespace
 
 bool cgroup_below(std::string_view path, std::string_view level)
 {
@@ -115,4 +115,4 @@ Result<void> remove_created_cgroups(const SamplerRecord &r, const fs::path &run_
     return first;
 }
 
-} // namespace colmet::job
+}  // namespace colmet::job

@@ -28,4 +28,4 @@ Result<void> remove_created_cgroups(const SamplerRecord &record, const std::file
 // ("/slurm/uid_0/job_1" is below "/slurm", not below "/slur").
 bool cgroup_below(std::string_view path, std::string_view level);
 
-} // namespace colmet::job
+}  // namespace colmet::job

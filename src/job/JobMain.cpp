@@ -23,7 +23,7 @@ const CLI::Validator k_collector_list(
     },
     "URI[,URI...]");
 
-} // namespace
+}  // namespace
 
 int job_main(int argc, char **argv)
 {
@@ -36,13 +36,15 @@ int job_main(int argc, char **argv)
     app.add_flag("-v,--verbose", verbosity, "More log output (-v info, -vv debug)");
 
     RunOptions run;
-    auto *run_cmd = app.add_subcommand(
-        "run", "Run a command in a new cgroup, sample it, store its HDF5 file and print a summary");
-    auto *dir_opt = run_cmd->add_option("--hdf5-dir", run.hdf5_dir, "Directory for the job's HDF5 file (private collector)")
-                        ->capture_default_str();
-    run_cmd->add_option("--zeromq-uri", run.zeromq_uri,
-                        "Send to this running collector instead of starting a private one (several, "
-                        "comma-separated: the job's one by a hash of the job id)")
+    auto *run_cmd =
+        app.add_subcommand("run", "Run a command in a new cgroup, sample it, store its HDF5 file and print a summary");
+    auto *dir_opt =
+        run_cmd->add_option("--hdf5-dir", run.hdf5_dir, "Directory for the job's HDF5 file (private collector)")
+            ->capture_default_str();
+    run_cmd
+        ->add_option("--zeromq-uri", run.zeromq_uri,
+                     "Send to this running collector instead of starting a private one (several, "
+                     "comma-separated: the job's one by a hash of the job id)")
         ->check(k_collector_list)
         ->excludes(dir_opt);
     run_cmd->add_option("--job-id", run.job_id, "Job id (default: run-<date>-<pid>)");
@@ -59,21 +61,24 @@ int job_main(int argc, char **argv)
                       "Also count perf events (mounts the perf_event cgroup hierarchy if needed)");
     // One value per occurrence (comma-separated), so that the list cannot
     // swallow the command after it.
-    run_cmd->add_option("--perfhw-list", run.perfhw_list,
-                        "Events for --enable-perfhw, comma-separated (default: colmet-node's)")
+    run_cmd
+        ->add_option("--perfhw-list", run.perfhw_list,
+                     "Events for --enable-perfhw, comma-separated (default: colmet-node's)")
         ->expected(1)
         ->multi_option_policy(CLI::MultiOptionPolicy::TakeAll);
     for (const auto &f : node::node_backends())  // --enable-RAPL, --enable-temperature, ...
         run_cmd->add_flag_callback(
-            std::string(f.option), [&run, name = std::string(f.name)] {
+            std::string(f.option),
+            [&run, name = std::string(f.name)] {
                 auto &list = run.node_backends;
                 if (std::find(list.begin(), list.end(), name) == list.end())
                     list.push_back(name);
             },
-            "Also run colmet-node's node-level backend " + std::string(f.name) + " (" + std::string(f.description) + ")");
+            "Also run colmet-node's node-level backend " + std::string(f.name) + " (" + std::string(f.description) +
+                ")");
     run_cmd->add_flag("-q,--quiet", run.quiet, "Do not print the summary");
-    run_cmd->add_option("--report", run.report_path,
-                        "Also write the job's HTML report to this file (runs colmet-report)")
+    run_cmd
+        ->add_option("--report", run.report_path, "Also write the job's HTML report to this file (runs colmet-report)")
         ->excludes("--zeromq-uri");
     run_cmd->add_flag("-v,--verbose", verbosity, "More log output (-v info, -vv debug)");
     run_cmd->add_option("command", run.command, "The command and its arguments, after --");
@@ -90,20 +95,23 @@ int job_main(int argc, char **argv)
         "With --cgroup: the sampler finds the job's directory in each hierarchy from its processes, the one "
         "named by this level (job_42, job_42/step_0)");
     find_opt->needs(cgroup_opt);
-    start_cmd->add_option("--scheduler", start.scheduler,
-                          "The scheduler's layout: oar = /oar/<user>_<job>; slurm = the job (123) or step (123.4) "
-                          "where Slurm put its processes, colmet's perf_event directory /slurm/uid_<uid>/job_<job>")
+    start_cmd
+        ->add_option("--scheduler", start.scheduler,
+                     "The scheduler's layout: oar = /oar/<user>_<job>; slurm = the job (123) or step (123.4) "
+                     "where Slurm put its processes, colmet's perf_event directory /slurm/uid_<uid>/job_<job>")
         ->check(CLI::IsMember({"oar", "slurm"}))
         ->excludes(cgroup_opt);
     start_cmd->add_option("--spec", start.spec,
                           "The user's request: perfhw[:EVENT,...], period=S, rapl, temperature, infiniband, lustre "
                           "(comma-separated)");
-    start_cmd->add_option("--zeromq-uri", start.zeromq_uri,
-                          "Collector address, or several comma-separated (default: [node] zeromq-uri of the "
-                          "config, else tcp://127.0.0.1:5556)")
+    start_cmd
+        ->add_option("--zeromq-uri", start.zeromq_uri,
+                     "Collector address, or several comma-separated (default: [node] zeromq-uri of the "
+                     "config, else tcp://127.0.0.1:5556)")
         ->check(k_collector_list);
-    start_cmd->add_option("-s,--sample-period", start.period_s,
-                          "Seconds between samples unless the spec sets it (default: the config's, else 5)")
+    start_cmd
+        ->add_option("-s,--sample-period", start.period_s,
+                     "Seconds between samples unless the spec sets it (default: the config's, else 5)")
         ->check(CLI::Range(0.1, 3600.0));
     start_cmd->add_flag("--enable-perfhw", start.enable_perfhw,
                         "Count perf events for every job unless its spec says which");
@@ -165,8 +173,7 @@ int job_main(int argc, char **argv)
             if (!run.command.empty())
                 throw CLI::ValidationError("command", "give the command either before or after --, not both");
             run.command = std::move(after_dashes);
-        }
-        if (start_cmd->parsed() && cli_argc != argc) {
+        } else if (start_cmd->parsed() && cli_argc != argc) {
             if (!start.node_args.empty())
                 throw CLI::ValidationError("node-options", "give colmet-node options after --");
             start.node_args = std::move(after_dashes);
@@ -191,4 +198,4 @@ int job_main(int argc, char **argv)
     return 64;
 }
 
-} // namespace colmet::job
+}  // namespace colmet::job

@@ -55,7 +55,7 @@ bool printable(std::string_view s)
     return std::all_of(s.begin(), s.end(), [](char c) { return c > ' ' && c < 127; });
 }
 
-} // namespace
+}  // namespace
 
 Result<JobSpec> parse_spec(std::string_view text)
 {
@@ -178,4 +178,4 @@ std::string format_spec(const JobSpec &spec)
     return out;
 }
 
-} // namespace colmet::job
+}  // namespace colmet::job

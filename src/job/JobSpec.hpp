@@ -25,8 +25,8 @@ namespace colmet::job {
 struct JobSpec {
     std::optional<double> period_s;
     bool perfhw = false;
-    std::vector<std::string> events;        // empty with perfhw: colmet-node's default list
-    std::vector<std::string> node_backends; // rapl, temperature, infiniband, lustre
+    std::vector<std::string> events;         // empty with perfhw: colmet-node's default list
+    std::vector<std::string> node_backends;  // rapl, temperature, infiniband, lustre
 
     bool operator==(const JobSpec &) const = default;
 };
@@ -46,4 +46,4 @@ std::vector<std::string> spec_node_args(const JobSpec &spec);
 // The spec written back in canonical form ("period=2,perfhw:a,b").
 std::string format_spec(const JobSpec &spec);
 
-} // namespace colmet::job
+}  // namespace colmet::job

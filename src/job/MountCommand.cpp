@@ -18,4 +18,4 @@ int mount_command(const MountOptions &options)
     return 0;
 }
 
-} // namespace colmet::job
+}  // namespace colmet::job

@@ -13,4 +13,4 @@ struct MountOptions {
 
 int mount_command(const MountOptions &options);
 
-} // namespace colmet::job
+}  // namespace colmet::job

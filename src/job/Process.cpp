@@ -23,7 +23,7 @@ void redirect(const std::string &path, int target)
     }
 }
 
-} // namespace
+}  // namespace
 
 std::vector<char *> exec_argv(const std::vector<std::string> &argv)
 {
@@ -154,4 +154,4 @@ std::filesystem::path find_program(const std::string &name)
     return {};
 }
 
-} // namespace colmet::job
+}  // namespace colmet::job

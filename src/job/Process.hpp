@@ -14,11 +14,11 @@
 namespace colmet::job {
 
 struct SpawnOptions {
-    bool new_session = false;             // setsid(): out of the terminal's reach (Ctrl-C)
-    bool keep_term_blocked = false;       // exec with SIGTERM/SIGINT blocked (a program that reads them
-                                          // from a signalfd sees one sent during its start-up)
-    std::string stdout_path;              // empty: inherit
-    std::string stderr_path;              // empty: inherit
+    bool new_session = false;        // setsid(): out of the terminal's reach (Ctrl-C)
+    bool keep_term_blocked = false;  // exec with SIGTERM/SIGINT blocked (a program that reads them
+                                     // from a signalfd sees one sent during its start-up)
+    std::string stdout_path;         // empty: inherit
+    std::string stderr_path;         // empty: inherit
 };
 
 // argv as execv() takes it (pointers into `argv`, which must outlive them),
@@ -48,4 +48,4 @@ int exit_code_of(int wait_status);
 // the install locations, then $PATH. Empty when not found.
 std::filesystem::path find_program(const std::string &name);
 
-} // namespace colmet::job
+}  // namespace colmet::job

@@ -1,9 +1,9 @@
 #include "job/RunCommand.hpp"
 
 #include "cgroup/CgroupFs.hpp"
+#include "collector/sinks/hdf5/Hdf5Sink.hpp"
 #include "common/clock.hpp"
 #include "common/names.hpp"
-#include "collector/sinks/hdf5/Hdf5Sink.hpp"
 #include "job/Process.hpp"
 #include "job/Summary.hpp"
 #include "node/backends/perfhw/perf_mount.hpp"
@@ -15,8 +15,8 @@
 #include <csignal>
 #include <cstdio>
 #include <cstring>
-#include <fcntl.h>
 #include <ctime>
+#include <fcntl.h>
 #include <sys/wait.h>
 #include <thread>
 #include <unistd.h>
@@ -132,9 +132,9 @@ void write_report(const std::filesystem::path &file, const std::string &report, 
         return;
     }
     SpawnOptions so;
-    so.stdout_path = "/dev/null";   // it prints the files it wrote; we say it below
-    auto pid = spawn(
-        {program.string(), "--output=" + report, "--exit-status", std::to_string(code), "--", file.string()}, so);
+    so.stdout_path = "/dev/null";  // it prints the files it wrote; we say it below
+    auto pid =
+        spawn({program.string(), "--output=" + report, "--exit-status", std::to_string(code), "--", file.string()}, so);
     if (!pid) {
         spdlog::error("--report: cannot run {}: {}", program.string(), pid.error().message());
         return;
@@ -171,7 +171,7 @@ struct RunState {
     }
 };
 
-} // namespace
+}  // namespace
 
 int run_command(const RunOptions &o)
 {
@@ -191,7 +191,8 @@ int run_command(const RunOptions &o)
         spdlog::critical("--job-id '{}': use 1 to 128 printable ASCII characters without '/'", job_id);
         return 64;
     }
-    struct sigaction remember{}, old_int{}, old_quit{}, old_term{}, old_hup{};
+    struct sigaction remember {
+    }, old_int{}, old_quit{}, old_term{}, old_hup{};
     remember.sa_handler = remember_signal;
     sigaction(SIGINT, &remember, &old_int);
     sigaction(SIGQUIT, &remember, &old_quit);
@@ -235,9 +236,9 @@ int run_command(const RunOptions &o)
         // The private collector runs as root, like colmet-job run itself.
         // One name for every private collector, so that a job id run again
         // appends to its file (the socket path differs each time).
-        std::vector<std::string> argv = {collector_program.string(), "--config", "/dev/null", "--allow-root",
-                                         "--zeromq-bind-uri", uri, "--hdf5-dir", hdf5_dir.string(),
-                                         "--flush-interval", "1", "--name", "colmet-job run"};
+        std::vector<std::string> argv = {collector_program.string(), "--config", "/dev/null",  "--allow-root",
+                                         "--zeromq-bind-uri",        uri,        "--hdf5-dir", hdf5_dir.string(),
+                                         "--flush-interval",         "1",        "--name",     "colmet-job run"};
         if (o.verbosity > 0)
             argv.push_back(o.verbosity > 1 ? "-vv" : "-v");
         SpawnOptions so;
@@ -261,9 +262,20 @@ int run_command(const RunOptions &o)
     for (char &c : command_line)
         if (static_cast<unsigned char>(c) < 0x20 || c == 0x7f)
             c = ' ';
-    std::vector<std::string> node_argv = {node_program.string(), "--config", "/dev/null", "--job-id", job_id,
-                                          "--cgroup", relative, "--cgroup-root", o.cgroup_root, "--zeromq-uri",
-                                          uri, "--sample-period", std::to_string(o.period_s), "--meta",
+    std::vector<std::string> node_argv = {node_program.string(),
+                                          "--config",
+                                          "/dev/null",
+                                          "--job-id",
+                                          job_id,
+                                          "--cgroup",
+                                          relative,
+                                          "--cgroup-root",
+                                          o.cgroup_root,
+                                          "--zeromq-uri",
+                                          uri,
+                                          "--sample-period",
+                                          std::to_string(o.period_s),
+                                          "--meta",
                                           "command=" + command_line.substr(0, 1000)};
     if (const char *user = getenv("SUDO_USER"); user && *user)
         node_argv.insert(node_argv.end(), {"--user", user});
@@ -324,7 +336,8 @@ int run_command(const RunOptions &o)
     g_child = child;
     // While the command runs, Ctrl-C belongs to it: colmet-job ignores
     // SIGINT/SIGQUIT (as system() does) and passes SIGTERM/SIGHUP on.
-    struct sigaction ignore{}, forward{};
+    struct sigaction ignore {
+    }, forward{};
     ignore.sa_handler = SIG_IGN;
     forward.sa_handler = forward_signal;
     sigaction(SIGINT, &ignore, nullptr);
@@ -385,4 +398,4 @@ int run_command(const RunOptions &o)
     return code;
 }
 
-} // namespace colmet::job
+}  // namespace colmet::job

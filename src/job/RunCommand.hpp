@@ -7,17 +7,17 @@
 namespace colmet::job {
 
 struct RunOptions {
-    std::string hdf5_dir = ".";           // where the job's file goes (private collector)
-    std::string zeromq_uri;               // empty: start a private collector
-    std::string job_id;                   // empty: run-<date>-<pid>
+    std::string hdf5_dir = ".";  // where the job's file goes (private collector)
+    std::string zeromq_uri;      // empty: start a private collector
+    std::string job_id;          // empty: run-<date>-<pid>
     double period_s = 1;
     std::string cgroup_root = "/sys/fs/cgroup";
     std::vector<std::string> disabled_backends;
     bool enable_perfhw = false;
-    std::vector<std::string> perfhw_list;   // empty: colmet-node's default
-    std::vector<std::string> node_backends; // node-level backends to enable (rapl, temperature, ...)
-    bool quiet = false;                   // no summary
-    std::string report_path;              // non-empty: colmet-report writes the job's HTML report here
+    std::vector<std::string> perfhw_list;    // empty: colmet-node's default
+    std::vector<std::string> node_backends;  // node-level backends to enable (rapl, temperature, ...)
+    bool quiet = false;                      // no summary
+    std::string report_path;                 // non-empty: colmet-report writes the job's HTML report here
     int verbosity = 0;
     std::vector<std::string> command;
 };
@@ -26,4 +26,4 @@ struct RunOptions {
 // 69/70 when colmet itself could not run it.
 int run_command(const RunOptions &options);
 
-} // namespace colmet::job
+}  // namespace colmet::job

@@ -21,7 +21,8 @@ namespace {
 std::string one_line(const std::string &v)
 {
     std::string out = v;
-    std::replace_if(out.begin(), out.end(), [](char c) { return c == '\n' || c == '\r'; }, ' ');
+    std::replace_if(
+        out.begin(), out.end(), [](char c) { return c == '\n' || c == '\r'; }, ' ');
     return out;
 }
 
@@ -32,7 +33,7 @@ bool parse_number(const std::string &text, T &out)
     return ec == std::errc() && p == text.data() + text.size();
 }
 
-} // namespace
+}  // namespace
 
 fs::path record_path(const fs::path &run_dir, const std::string &job_id)
 {
@@ -181,4 +182,4 @@ bool sampler_alive(const SamplerRecord &record, const fs::path &proc_root)
     return record.start_ticks == 0 || record.start_ticks == ticks;
 }
 
-} // namespace colmet::job
+}  // namespace colmet::job

@@ -19,23 +19,23 @@ namespace colmet::job {
 
 struct SamplerRecord {
     pid_t pid = 0;
-    uint64_t start_ticks = 0;       // /proc/<pid>/stat starttime: tells a reused pid apart
+    uint64_t start_ticks = 0;  // /proc/<pid>/stat starttime: tells a reused pid apart
     std::string job_id;
     std::string user;
-    std::string cgroup;             // relative job cgroup ("/oar/alice_42")
-    std::string cgroup_root;        // where the hierarchies are mounted
+    std::string cgroup;       // relative job cgroup ("/oar/alice_42")
+    std::string cgroup_root;  // where the hierarchies are mounted
     double period_s = 0;
-    std::string collector;          // ZeroMQ URI
-    std::string spec;               // canonical spec in force ("" = site defaults)
+    std::string collector;  // ZeroMQ URI
+    std::string spec;       // canonical spec in force ("" = site defaults)
     std::string log_file;
-    std::string perf_root;          // perf_event hierarchy root ("" = none)
+    std::string perf_root;             // perf_event hierarchy root ("" = none)
     bool perf_cgroup_created = false;  // stop removes <perf_root>/<cgroup>
     bool job_cgroup_created = false;   // --create-cgroup made the job's directories
     // With job_cgroup_created: the topmost ancestor of `cgroup` that existed
     // in no hierarchy before start ("/slurm/uid_0"); "" = only the job's own
     // directory was made. stop also removes the empty levels up to it.
     std::string created_from;
-    int64_t started_ns = 0;         // CLOCK_REALTIME
+    int64_t started_ns = 0;  // CLOCK_REALTIME
 };
 
 // job_file(run_dir, job_id, JobFile::sampler_record): <run_dir>/<stem>.pid (common/names.hpp)
@@ -57,4 +57,4 @@ uint64_t process_start_ticks(pid_t pid, const std::filesystem::path &proc_root =
 // start time) — not a later process that reused the pid.
 bool sampler_alive(const SamplerRecord &record, const std::filesystem::path &proc_root = "/proc");
 
-} // namespace colmet::job
+}  // namespace colmet::job

@@ -31,7 +31,7 @@ namespace fs = std::filesystem;
 
 namespace {
 
-constexpr double k_node_default_period_s = 5;          // colmet-node's own default
+constexpr double k_node_default_period_s = 5;  // colmet-node's own default
 constexpr const char *k_node_default_uri = "tcp://127.0.0.1:5556";
 constexpr auto k_start_check = std::chrono::milliseconds(300);
 
@@ -70,7 +70,7 @@ NodeDefaults read_node_defaults(const std::string &config)
 std::string topmost_missing_ancestor(const cgroup::CgroupFs &cgfs, const std::string &relative)
 {
     for (size_t slash = relative.find('/', 1); slash != std::string::npos; slash = relative.find('/', slash + 1)) {
-        const std::string level = relative.substr(0, slash);
+        std::string level = relative.substr(0, slash);
         auto found = cgfs.resolve(level);
         if (!found && found.error().code() == Errc::not_found)
             return level;
@@ -154,13 +154,15 @@ Result<Placement> placement(const StartOptions &o, const cgroup::CgroupFs &cgfs)
         passwd *found = nullptr;
         std::vector<char> buf(16384);
         if (getpwnam_r(o.user.c_str(), &pw, buf.data(), buf.size(), &found) != 0 || !found)
-            return Error::invalid("user '" + o.user + "' is unknown on this node (colmet's perf_event directory is per uid)");
+            return Error::invalid("user '" + o.user +
+                                  "' is unknown on this node (colmet's perf_event directory is per uid)");
         p.relative = sched::slurm::perf_cgroup(found->pw_uid, *ref);
         auto slurm_root = sched::slurm::manages_cgroups(cgfs.root(), top_levels_colmet_made(o));
         p.scheduler_cgroups = slurm_root.has_value();
         if (slurm_root)
             spdlog::debug("job {}: Slurm keeps cgroups of its own here ({}): colmet makes only its perf_event "
-                          "directory", o.job_id, slurm_root->string());
+                          "directory",
+                          o.job_id, slurm_root->string());
         else
             spdlog::debug("job {}: Slurm keeps no cgroups here: colmet makes the job's", o.job_id);
         return p;
@@ -211,13 +213,14 @@ int do_start(const StartOptions &o)
         return k_exit_usage;
     }
     if (!valid_user(o.user)) {
-        spdlog::error("job {}: user name '{}' is empty, too long, or holds '/', spaces or control characters",
-                      o.job_id, o.user);
+        spdlog::error("job {}: user name '{}' is empty, too long, or holds '/', spaces or control characters", o.job_id,
+                      o.user);
         return k_exit_usage;
     }
     if (::geteuid() != 0)
         spdlog::warn("job {}: not running as root: cgroups may not be created and the sampler stays in this "
-                     "process's cgroups", o.job_id);
+                     "process's cgroups",
+                     o.job_id);
 
     // The user's spec: a bad one is reported, and the job is sampled with the
     // site defaults rather than not at all.
@@ -246,8 +249,7 @@ int do_start(const StartOptions &o)
             spdlog::warn("job {}: a sampler is already running (pid {}); nothing to do", o.job_id, old->pid);
             return 0;
         }
-        spdlog::warn("job {}: the sampler recorded in {} is gone; starting a new one", o.job_id,
-                     record_file.string());
+        spdlog::warn("job {}: the sampler recorded in {} is gone; starting a new one", o.job_id, record_file.string());
         if (old)
             stale = std::move(*old);
         fs::remove(record_file, ec);
@@ -262,7 +264,8 @@ int do_start(const StartOptions &o)
     const std::string *relative = &place->relative;
     if (o.create_cgroup && place->scheduler_cgroups)
         spdlog::info("job {}: the scheduler makes the job's cgroups here: --create-cgroup makes only colmet's "
-                     "perf_event directory", o.job_id);
+                     "perf_event directory",
+                     o.job_id);
 
     SamplerRecord record;
     record.job_id = o.job_id;
@@ -315,7 +318,8 @@ int do_start(const StartOptions &o)
         paths = Error(Errc::not_found, "cgroup " + *relative + " exists only in the perf_event hierarchy");
     if (!paths && !place->level.empty() && paths.error().code() == Errc::not_found) {
         spdlog::info("job {}: its cgroups do not hold a process yet; the sampler finds them from its first process "
-                     "(directories named .../{})", o.job_id, place->level);
+                     "(directories named .../{})",
+                     o.job_id, place->level);
     } else if (!paths) {
         spdlog::error("job {}: cannot sample cgroup {}: {}", o.job_id, *relative, paths.error().message());
         (void)remove_created_cgroups(record, o.run_dir);
@@ -326,8 +330,8 @@ int do_start(const StartOptions &o)
     // (mounted above when no one had), at the job's relative path.
     if (v1) {
         if (!perf_root) {
-            spdlog::warn("job {}: no perf_event hierarchy ({}); perf counters will not be available",
-                         o.job_id, perf_root.error().message());
+            spdlog::warn("job {}: no perf_event hierarchy ({}); perf counters will not be available", o.job_id,
+                         perf_root.error().message());
         } else if (auto dir = node::backends::perfhw::ensure_job_perf_cgroup(*perf_root, *relative); !dir) {
             spdlog::warn("job {}: cannot create its perf_event cgroup: {}", o.job_id, dir.error().message());
         } else {
@@ -351,14 +355,22 @@ int do_start(const StartOptions &o)
         return k_exit_failed;
     }
     std::vector<std::string> argv = {node.string(),
-                                     "--job-id", o.job_id,
-                                     "--cgroup", *relative,
-                                     "--cgroup-root", o.cgroup_root,
-                                     "--user", o.user,
-                                     "--sample-period", std::to_string(record.period_s),
-                                     "--zeromq-uri", record.collector,
-                                     "--log-file", o.log_file,
-                                     "--control-dir", o.run_dir};
+                                     "--job-id",
+                                     o.job_id,
+                                     "--cgroup",
+                                     *relative,
+                                     "--cgroup-root",
+                                     o.cgroup_root,
+                                     "--user",
+                                     o.user,
+                                     "--sample-period",
+                                     std::to_string(record.period_s),
+                                     "--zeromq-uri",
+                                     record.collector,
+                                     "--log-file",
+                                     o.log_file,
+                                     "--control-dir",
+                                     o.run_dir};
     if (!place->level.empty())
         argv.insert(argv.end(), {"--find-cgroup", place->level});
     if (o.config != k_default_config)
@@ -389,8 +401,7 @@ int do_start(const StartOptions &o)
         return k_exit_failed;
     }
     if (!survives_start(record)) {
-        spdlog::error("job {}: colmet-node (pid {}) exited at start; its reason is in {}", o.job_id, *pid,
-                      o.log_file);
+        spdlog::error("job {}: colmet-node (pid {}) exited at start; its reason is in {}", o.job_id, *pid, o.log_file);
         fs::remove(record_file, ec);
         (void)remove_created_cgroups(record, o.run_dir);
         return k_exit_failed;
@@ -400,7 +411,7 @@ int do_start(const StartOptions &o)
     return 0;
 }
 
-} // namespace
+}  // namespace
 
 int start_command(const StartOptions &o)
 {
@@ -415,4 +426,4 @@ int start_command(const StartOptions &o)
     return o.hook ? 0 : rc;
 }
 
-} // namespace colmet::job
+}  // namespace colmet::job

@@ -13,28 +13,28 @@ inline constexpr const char *k_default_log_file = "/var/log/colmet/colmet.log";
 inline constexpr const char *k_default_config = "/etc/colmet/colmet.conf";
 
 // Exit codes of start and stop outside hook mode (hook mode always exits 0).
-inline constexpr int k_exit_failed = 1;      // nothing started / nothing to stop
+inline constexpr int k_exit_failed = 1;  // nothing started / nothing to stop
 inline constexpr int k_exit_usage = 64;
 
 struct StartOptions {
     std::string job_id;
     std::string user;
-    std::string cgroup;             // relative job cgroup; empty with --scheduler
-    std::string scheduler;          // "oar" or "slurm": derive the cgroup from job id and user
-    std::string find_cgroup;        // the job's level, for colmet-node --find-cgroup (with --cgroup)
-    std::string spec;               // the user's request (oarsub -t colmet=SPEC, srun --colmet=SPEC)
-    std::string zeromq_uri;         // empty: [node] zeromq-uri of the config, else colmet-node's default
-    double period_s = 0;            // 0: [node] sample-period of the config, else colmet-node's default
-    bool enable_perfhw = false;     // site default when the spec says nothing of perfhw
+    std::string cgroup;          // relative job cgroup; empty with --scheduler
+    std::string scheduler;       // "oar" or "slurm": derive the cgroup from job id and user
+    std::string find_cgroup;     // the job's level, for colmet-node --find-cgroup (with --cgroup)
+    std::string spec;            // the user's request (oarsub -t colmet=SPEC, srun --colmet=SPEC)
+    std::string zeromq_uri;      // empty: [node] zeromq-uri of the config, else colmet-node's default
+    double period_s = 0;         // 0: [node] sample-period of the config, else colmet-node's default
+    bool enable_perfhw = false;  // site default when the spec says nothing of perfhw
     std::vector<std::string> perfhw_list;
-    bool create_cgroup = false;     // create the job's cgroup when the scheduler has not yet
-    bool hook = false;              // always exit 0, log only
+    bool create_cgroup = false;  // create the job's cgroup when the scheduler has not yet
+    bool hook = false;           // always exit 0, log only
     std::string run_dir = k_default_run_dir;
     std::string cgroup_root = "/sys/fs/cgroup";
     std::string sysfs_root = "/sys";
     std::string log_file = k_default_log_file;
     std::string config = k_default_config;
-    std::string node_binary;        // empty: colmet-node next to colmet-job, then the install dirs, then PATH
+    std::string node_binary;             // empty: colmet-node next to colmet-job, then the install dirs, then PATH
     std::vector<std::string> node_args;  // after "--": passed to colmet-node as they are
     int verbosity = 0;
 };
@@ -43,7 +43,7 @@ struct StopOptions {
     std::string job_id;
     bool hook = false;
     std::string run_dir = k_default_run_dir;
-    double timeout_s = 5;           // SIGTERM, then SIGKILL after this long
+    double timeout_s = 5;  // SIGTERM, then SIGKILL after this long
     std::string log_file = k_default_log_file;
     int verbosity = 0;
 };
@@ -56,4 +56,4 @@ int start_command(const StartOptions &options);
 int stop_command(const StopOptions &options);
 int status_command(const StatusOptions &options);
 
-} // namespace colmet::job
+}  // namespace colmet::job

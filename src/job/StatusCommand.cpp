@@ -23,7 +23,7 @@ std::string local_time(int64_t ns)
 
 std::string or_dash(const std::string &s) { return s.empty() ? "-" : s; }
 
-} // namespace
+}  // namespace
 
 int status_command(const StatusOptions &o)
 {
@@ -32,8 +32,8 @@ int status_command(const StatusOptions &o)
         std::printf("no sampler running (%s holds no record)\n", o.run_dir.c_str());
         return 0;
     }
-    std::printf("%-16s %-12s %-8s %-8s %-7s %-19s %-28s %-24s %s\n", "JOB", "USER", "PID", "STATE", "PERIOD",
-                "STARTED", "COLLECTOR", "CGROUP", "SPEC");
+    std::printf("%-16s %-12s %-8s %-8s %-7s %-19s %-28s %-24s %s\n", "JOB", "USER", "PID", "STATE", "PERIOD", "STARTED",
+                "COLLECTOR", "CGROUP", "SPEC");
     int dead = 0;
     for (const auto &[path, record] : records) {
         if (!record) {
@@ -45,14 +45,13 @@ int status_command(const StatusOptions &o)
         dead += alive ? 0 : 1;
         char period[32];
         std::snprintf(period, sizeof period, "%gs", record->period_s);
-        std::printf("%-16s %-12s %-8d %-8s %-7s %-19s %-28s %-24s %s\n", record->job_id.c_str(),
-                    record->user.c_str(), record->pid, alive ? "running" : "dead", period,
-                    local_time(record->started_ns).c_str(), record->collector.c_str(), record->cgroup.c_str(),
-                    or_dash(record->spec).c_str());
+        std::printf("%-16s %-12s %-8d %-8s %-7s %-19s %-28s %-24s %s\n", record->job_id.c_str(), record->user.c_str(),
+                    record->pid, alive ? "running" : "dead", period, local_time(record->started_ns).c_str(),
+                    record->collector.c_str(), record->cgroup.c_str(), or_dash(record->spec).c_str());
     }
     // Non-zero when a record describes a sampler that is gone: worth a look
     // (colmet-job stop --job-id cleans it up).
     return dead == 0 ? 0 : 3;
 }
 
-} // namespace colmet::job
+}  // namespace colmet::job

@@ -52,7 +52,8 @@ int do_stop(const StopOptions &o)
         auto timeout = std::chrono::milliseconds(static_cast<long>(o.timeout_s * 1000));
         if (!wait_gone(*record, timeout)) {
             spdlog::warn("job {}: sampler (pid {}) still running {} s after SIGTERM; killing it (its final sample "
-                         "is lost)", o.job_id, record->pid, o.timeout_s);
+                         "is lost)",
+                         o.job_id, record->pid, o.timeout_s);
             ::kill(record->pid, SIGKILL);
             if (!wait_gone(*record, std::chrono::seconds(2)))
                 spdlog::error("job {}: sampler (pid {}) survives SIGKILL", o.job_id, record->pid);
@@ -64,7 +65,8 @@ int do_stop(const StopOptions &o)
         // Normal when the scheduler removed the job's cgroups first (Slurm
         // does before its epilog): the sampler then sent the job's end itself.
         spdlog::info("job {}: the sampler (pid {}) had already exited (its log says why: the job's cgroup "
-                     "removed, or an error); cleaning up after it", o.job_id, record->pid);
+                     "removed, or an error); cleaning up after it",
+                     o.job_id, record->pid);
     }
     (void)remove_created_cgroups(*record, o.run_dir);
     // A sampler that was killed leaves its control socket behind.
@@ -76,7 +78,7 @@ int do_stop(const StopOptions &o)
     return 0;
 }
 
-} // namespace
+}  // namespace
 
 int stop_command(const StopOptions &o)
 {
@@ -91,4 +93,4 @@ int stop_command(const StopOptions &o)
     return o.hook ? 0 : rc;
 }
 
-} // namespace colmet::job
+}  // namespace colmet::job

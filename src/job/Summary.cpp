@@ -56,8 +56,8 @@ static std::string describe_status(int wait_status)
     return "unknown status";
 }
 
-void print_summary(const std::string &job_id, const std::filesystem::path &file, int wait_status,
-                   double wall_seconds, const std::string &external_uri)
+void print_summary(const std::string &job_id, const std::filesystem::path &file, int wait_status, double wall_seconds,
+                   const std::string &external_uri)
 {
     std::FILE *out = stderr;
     std::fprintf(out, "\ncolmet: job %s finished (%s) after %s\n", job_id.c_str(), describe_status(wait_status).c_str(),
@@ -96,4 +96,4 @@ void print_summary(const std::string &job_id, const std::filesystem::path &file,
     std::fprintf(out, "  data            %s\n", file.c_str());
 }
 
-} // namespace colmet::job
+}  // namespace colmet::job

@@ -14,7 +14,7 @@ std::string human_energy(double joules);
 
 // Print the job's summary to stderr, read from its HDF5 file. When the file
 // is unknown (an external collector), say where the data went instead.
-void print_summary(const std::string &job_id, const std::filesystem::path &file, int wait_status,
-                   double wall_seconds, const std::string &external_uri);
+void print_summary(const std::string &job_id, const std::filesystem::path &file, int wait_status, double wall_seconds,
+                   const std::string &external_uri);
 
-} // namespace colmet::job
+}  // namespace colmet::job

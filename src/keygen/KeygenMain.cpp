@@ -36,7 +36,7 @@ int fail(int code, const std::string &message)
     return code;
 }
 
-} // namespace
+}  // namespace
 
 int keygen_main(int argc, char **argv)
 {
@@ -44,7 +44,7 @@ int keygen_main(int argc, char **argv)
     app.set_version_flag("--version", std::string("colmet-keygen ") + COLMET_VERSION);
     KeygenOptions o;
     app.add_option("--secret-key", o.secret_key,
-                                  "Key-pair file to create (mode 0600): the node's or the collector's curve-secret-key");
+                   "Key-pair file to create (mode 0600): the node's or the collector's curve-secret-key");
     app.add_option("--public-key", o.public_key,
                    "Public-key file to create (mode 0644), one '<host> <key>' line: for the collector's nodes "
                    "directory, or the nodes' curve-server-key (default: print the line)");
@@ -90,4 +90,4 @@ int keygen_main(int argc, char **argv)
     return 0;
 }
 
-} // namespace colmet::keygen
+}  // namespace colmet::keygen

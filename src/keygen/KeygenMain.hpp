@@ -5,4 +5,4 @@ namespace colmet::keygen {
 
 int keygen_main(int argc, char **argv);
 
-} // namespace colmet::keygen
+}  // namespace colmet::keygen

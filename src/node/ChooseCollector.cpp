@@ -37,4 +37,4 @@ Result<ZmqOptions> choose_collector(const ZmqOptions &options, std::string_view 
     return out;
 }
 
-} // namespace colmet::node
+}  // namespace colmet::node

@@ -37,7 +37,7 @@ bool same_dirs(const cgroup::CgroupPaths &a, const cgroup::CgroupPaths &b)
     return a.version == b.version && a.unified == b.unified && a.controllers == b.controllers;
 }
 
-} // namespace
+}  // namespace
 
 JobCgroups::JobCgroups(fs::path cgroup_root, fs::path proc_root, std::string requested,
                        std::optional<std::vector<std::string>> level)
@@ -126,14 +126,12 @@ bool JobCgroups::refresh()
     // Only colmet's own perf_event directory shows the job: the scheduler
     // has not placed the processes yet (Slurm moves a task into its cpuacct
     // and memory directories just after it starts). Look again next time.
-    if (found->version == cgroup::Version::v1 &&
-        std::none_of(found->controllers.begin(), found->controllers.end(),
-                     [](const auto &c) { return c.first != "perf_event"; }))
+    if (found->version == cgroup::Version::v1 && std::none_of(found->controllers.begin(), found->controllers.end(),
+                                                              [](const auto &c) { return c.first != "perf_event"; }))
         return changed;
     // A re-check only adds hierarchies (processes that exited meanwhile must
     // not take directories away).
-    if (rechecking && m_paths.version == cgroup::Version::v1 &&
-        found->controllers.size() <= m_paths.controllers.size())
+    if (rechecking && m_paths.version == cgroup::Version::v1 && found->controllers.size() <= m_paths.controllers.size())
         return changed;
     m_relocate = false;
     cgroup::CgroupPaths next = std::move(*found);
@@ -193,8 +191,7 @@ void JobCgroups::check()
                 break;
             }
         text += (text.empty() ? "" : "; ") + std::string("the ") + w.controller + " directory " + w.dir.string() +
-                " holds none of the job's processes (" + elsewhere +
-                "): its values are not the job's";
+                " holds none of the job's processes (" + elsewhere + "): its values are not the job's";
     }
     if (!text.empty()) {
         m_said += (m_said.empty() ? "" : "; ") + text;
@@ -209,4 +206,4 @@ std::optional<std::string> JobCgroups::take_warning()
     return w;
 }
 
-} // namespace colmet::node
+}  // namespace colmet::node

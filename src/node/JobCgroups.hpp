@@ -85,14 +85,14 @@ private:
     std::optional<cgroup::JobLocator> m_locator;
     cgroup::CgroupPaths m_paths;
     bool m_located = false;
-    bool m_relocate = false;           // a directory was empty at the last check
-    int m_rechecks = 0;                // searches left after the first location (a task may
-                                       // be placed in one hierarchy before another)
+    bool m_relocate = false;  // a directory was empty at the last check
+    int m_rechecks = 0;       // searches left after the first location (a task may
+                              // be placed in one hierarchy before another)
     std::vector<Watched> m_watched;
     std::vector<std::filesystem::path> m_empty;
-    std::vector<pid_t> m_pids;         // scratch
+    std::vector<pid_t> m_pids;  // scratch
     std::optional<std::string> m_warning;
-    std::string m_said;                // every warning given so far
+    std::string m_said;  // every warning given so far
 };
 
-} // namespace colmet::node
+}  // namespace colmet::node

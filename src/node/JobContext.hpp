@@ -14,4 +14,4 @@ struct JobContext {
     std::filesystem::path proc_root = "/proc";
 };
 
-} // namespace colmet::node
+}  // namespace colmet::node

@@ -66,4 +66,4 @@ private:
     std::vector<std::filesystem::path> m_cgroup_dirs;
 };
 
-} // namespace colmet::node
+}  // namespace colmet::node

@@ -33,8 +33,7 @@ void attach_control(Sampler &sampler, const JobContext &ctx, const NodeControlOp
     if (!o.legacy_control_uri.empty()) {
         auto legacy = control::LegacyControl::bind(o.legacy_control_uri);
         if (legacy) {
-            spdlog::warn("legacy control endpoint {} accepts unauthenticated configure messages",
-                         o.legacy_control_uri);
+            spdlog::warn("legacy control endpoint {} accepts unauthenticated configure messages", o.legacy_control_uri);
             sampler.set_legacy_control(std::move(*legacy));
         } else {
             spdlog::warn("no legacy control endpoint: {}", legacy.error().message());
@@ -42,4 +41,4 @@ void attach_control(Sampler &sampler, const JobContext &ctx, const NodeControlOp
     }
 }
 
-} // namespace colmet::node
+}  // namespace colmet::node

@@ -22,4 +22,4 @@ struct NodeControlOptions {
 
 void attach_control(Sampler &sampler, const JobContext &ctx, const NodeControlOptions &options);
 
-} // namespace colmet::node
+}  // namespace colmet::node

@@ -2,20 +2,20 @@
 
 #include "cgroup/CgroupFs.hpp"
 #include "cgroup/ProcCgroup.hpp"
-#include "common/cpu_list.hpp"
-#include "common/file_io.hpp"
 #include "common/clock.hpp"
 #include "common/config_section.hpp"
+#include "common/cpu_list.hpp"
+#include "common/file_io.hpp"
 #include "common/log.hpp"
 #include "common/names.hpp"
 #include "node/JobCgroups.hpp"
 #include "node/NodeControl.hpp"
 #include "node/NodeOptions.hpp"
 #include "node/Sampler.hpp"
+#include "node/backends/NodeBackends.hpp"
 #include "node/backends/perfhw/MappingFile.hpp"
 #include "node/backends/perfhw/PerfEventSpec.hpp"
 #include "node/backends/perfhw/PerfhwBackend.hpp"
-#include "node/backends/NodeBackends.hpp"
 #include "node/backends/registry.hpp"
 #include "wire/rules.hpp"
 
@@ -48,29 +48,32 @@ void add_options(CLI::App &app, NodeOptions &o)
         ->check([](const std::string &level) {
             return cgroup::parse_level(level) ? std::string() : "must be path components such as job_42/step_0";
         });
-    app.add_option("--cgroup-root", o.cgroup_root, "Where the cgroup file systems are mounted")
-        ->capture_default_str();
+    app.add_option("--cgroup-root", o.cgroup_root, "Where the cgroup file systems are mounted")->capture_default_str();
     app.add_option("--proc-root", o.proc_root, "Where procfs is mounted")->capture_default_str();
     app.add_option("--hostname", o.hostname, "Host name sent with every message (default: this host's name)");
     app.add_option("--user", o.user, "The job's owner, recorded in the job's metadata");
     app.add_option("-s,--sample-period", o.period_s, "Seconds between samples (0.1 to 3600)")
         ->check(CLI::Range(k_min_period_s, k_max_period_s))
         ->capture_default_str();
-    app.add_option("--zeromq-uri", o.zmq.uri, "Collector address (ZeroMQ PUSH connects here); several, comma-separated: the job's one by a hash of the job id")
+    app.add_option("--zeromq-uri", o.zmq.uri,
+                   "Collector address (ZeroMQ PUSH connects here); several, comma-separated: the job's one by a hash "
+                   "of the job id")
         ->join()  // a list in colmet.conf arrives as several values: one per line
         ->capture_default_str();
     app.add_option("--zeromq-hwm", o.zmq.hwm, "Messages queued at most while the collector is slow or away")
         ->check(CLI::Range(1, 1000000))
         ->capture_default_str();
     app.add_option("--curve-server-key", o.zmq.curve_server_key,
-                   "The collector's public-key file (colmet-keygen): talk to it with CURVE; several collectors: one file for all, or one per collector, comma-separated in --zeromq-uri's order");
+                   "The collector's public-key file (colmet-keygen): talk to it with CURVE; several collectors: one "
+                   "file for all, or one per collector, comma-separated in --zeromq-uri's order");
     app.add_option("--curve-secret-key", o.zmq.curve_secret_key,
                    "This node's CURVE key-pair file (colmet-keygen; mode 0600, root only)");
     app.add_option("--zeromq-linger", o.zmq.linger_ms,
                    "Milliseconds spent at exit delivering queued messages (-1 = until delivered)")
         ->check(CLI::Range(-1, 60000))
         ->capture_default_str();
-    app.add_option("--disable-backend", o.disabled_backends, "Do not run this backend (repeatable; see --list-backends)")
+    app.add_option("--disable-backend", o.disabled_backends,
+                   "Do not run this backend (repeatable; see --list-backends)")
         ->check([](const std::string &name) {
             return find_backend(name) ? std::string() : "unknown backend '" + name + "' (see --list-backends)";
         });
@@ -167,7 +170,7 @@ Result<std::vector<std::pair<std::string, std::string>>> parse_meta(const std::v
 // --perfhw-list to event specs: every name must be known (a clear error at
 // start rather than a silent gap in the data).
 Result<std::vector<backends::perfhw::PerfEventSpec>> resolve_perf_events(const std::vector<std::string> &list,
-                                                                        const std::string &sysfs_root)
+                                                                         const std::string &sysfs_root)
 {
     auto names = backends::perfhw::split_event_list(list);
     if (!names)
@@ -309,7 +312,6 @@ int run(const NodeOptions &o)
     for (auto &kv : *extra_meta)
         config.meta.push_back(std::move(kv));
 
-
     spdlog::info("sampling job {} ({}) every {} s to {}{}{}", o.job_id, cgroups->describe(), o.period_s, zmq->uri,
                  zmq->uri == o.zmq.uri ? "" : " (the job's collector of those in --zeromq-uri)",
                  o.zmq.curve_secret_key.empty() ? "" : " (CURVE)");
@@ -319,13 +321,16 @@ int run(const NodeOptions &o)
     Sampler sampler(std::move(config), std::move(backends), std::move(*transport));
     sampler.set_job_cgroups(std::move(cgroups), job_backend_count, build_job_backends);
     attach_control(sampler, ctx,
-                   {o.control_dir, o.legacy_control_uri, o.user, perfhw_running,
+                   {o.control_dir,
+                    o.legacy_control_uri,
+                    o.user,
+                    perfhw_running,
                     {o.cgroup_root, o.sysfs_root, o.perfhw_mapping_dir}});
     sampler.run();
     return 0;
 }
 
-} // namespace
+}  // namespace
 
 int node_main(int argc, char **argv)
 {
@@ -362,4 +367,4 @@ int node_main(int argc, char **argv)
     return run(options);
 }
 
-} // namespace colmet::node
+}  // namespace colmet::node

@@ -6,4 +6,4 @@ namespace colmet::node {
 // backends, run the sampler. Returns the process exit status.
 int node_main(int argc, char **argv);
 
-} // namespace colmet::node
+}  // namespace colmet::node

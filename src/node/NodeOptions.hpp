@@ -15,31 +15,31 @@ inline constexpr double k_max_period_s = 3600;
 
 struct NodeOptions {
     std::string job_id;
-    std::string cgroup;                  // relative (/oar/alice_42) or absolute v2 directory
-    std::string find_cgroup;             // the job's level ("job_7", "job_7/step_0"): locate the job's
-                                         // directories from the processes under `cgroup` (empty: don't)
+    std::string cgroup;       // relative (/oar/alice_42) or absolute v2 directory
+    std::string find_cgroup;  // the job's level ("job_7", "job_7/step_0"): locate the job's
+                              // directories from the processes under `cgroup` (empty: don't)
     std::string cgroup_root = "/sys/fs/cgroup";
     std::string proc_root = "/proc";
-    std::string hostname;                // default: gethostname()
-    std::string user;                    // job owner, recorded as metadata
+    std::string hostname;  // default: gethostname()
+    std::string user;      // job owner, recorded as metadata
     double period_s = 5;
     ZmqOptions zmq;
     std::vector<std::string> disabled_backends;
-    bool enable_perfhw = false;          // backend perfhw (perf_event in cgroup mode)
+    bool enable_perfhw = false;  // backend perfhw (perf_event in cgroup mode)
     std::vector<std::string> perfhw_list = {"instructions", "cache_misses", "page_faults"};
     std::string sysfs_root = "/sys";
-    std::string perfhw_mapping_dir;      // write perfhw_mapping.<time>.csv there (empty: none)
-    bool enable_rapl = false;            // node-level backends (scope node), see node_backends()
+    std::string perfhw_mapping_dir;  // write perfhw_mapping.<time>.csv there (empty: none)
+    bool enable_rapl = false;        // node-level backends (scope node), see node_backends()
     bool enable_temperature = false;
     bool enable_infiniband = false;
     bool enable_lustre = false;
-    std::string rapl_mapping_dir;        // write RAPL_mapping.<time>.csv there (empty: none)
-    std::string temperature_mapping_dir; // write temperature_mapping.<time>.csv there (empty: none)
+    std::string rapl_mapping_dir;             // write RAPL_mapping.<time>.csv there (empty: none)
+    std::string temperature_mapping_dir;      // write temperature_mapping.<time>.csv there (empty: none)
     std::string control_dir = "/run/colmet";  // the job's control socket <dir>/<job>.ctl (empty: none)
-    std::string legacy_control_uri;      // original configure messages on tcp:// (empty: off)
-    std::vector<std::string> meta;       // extra KEY=VALUE metadata
+    std::string legacy_control_uri;           // original configure messages on tcp:// (empty: off)
+    std::vector<std::string> meta;            // extra KEY=VALUE metadata
     std::string log_file;
     int verbosity = 0;
 };
 
-} // namespace colmet::node
+}  // namespace colmet::node

@@ -12,8 +12,8 @@
 #include <cerrno>
 #include <climits>
 #include <cmath>
-#include <cstring>
 #include <csignal>
+#include <cstring>
 #include <filesystem>
 #include <limits>
 #include <span>
@@ -185,7 +185,7 @@ int to_timeout_ms(int64_t wait_ns)
     return static_cast<int>(std::min<int64_t>(ms, INT_MAX));
 }
 
-} // namespace
+}  // namespace
 
 int Sampler::poll_timeout_ms(bool legacy_pending) const
 {
@@ -275,4 +275,4 @@ void Sampler::log_end() const
     spdlog::info("job {} ended: {} messages sent, {} dropped", m_config.job_id, m_stats.samples, m_stats.dropped);
 }
 
-} // namespace colmet::node
+}  // namespace colmet::node

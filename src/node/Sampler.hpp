@@ -28,7 +28,7 @@ namespace control {
 class ControlServer;
 class LegacyControl;
 class PerfhwController;
-} // namespace control
+}  // namespace control
 
 class JobCgroups;
 
@@ -53,8 +53,8 @@ struct SamplerConfig {
 };
 
 struct SamplerStats {
-    uint64_t samples = 0;   // messages queued
-    uint64_t dropped = 0;   // messages refused by the full queue
+    uint64_t samples = 0;  // messages queued
+    uint64_t dropped = 0;  // messages refused by the full queue
     uint64_t encode_errors = 0;
 };
 
@@ -122,7 +122,7 @@ private:
     std::unique_ptr<control::LegacyControl> m_legacy;
     std::unique_ptr<control::PerfhwController> m_perfhw;
     std::unique_ptr<JobCgroups> m_cgroups;
-    size_t m_job_backends = 0;    // m_backends[0, m_job_backends) read the job's cgroups
+    size_t m_job_backends = 0;  // m_backends[0, m_job_backends) read the job's cgroups
     JobBackendBuilder m_builder;
     std::vector<std::pair<std::string, std::string>> m_pending_meta;  // sent with the next message
     int64_t m_next_ns = 0;
@@ -130,4 +130,4 @@ private:
     log::RateLimiter m_control_log{10, std::chrono::seconds(60)};  // rejected requests logged
 };
 
-} // namespace colmet::node
+}  // namespace colmet::node

@@ -26,13 +26,16 @@ Rejection rejection_for(const Error &e)
 {
     switch (e.code()) {
     case Errc::invalid:
-    case Errc::parse: return Rejection::invalid;
-    case Errc::unsupported: return Rejection::unsupported;
-    default: return Rejection::failed;
+    case Errc::parse:
+        return Rejection::invalid;
+    case Errc::unsupported:
+        return Rejection::unsupported;
+    default:
+        return Rejection::failed;
     }
 }
 
-} // namespace
+}  // namespace
 
 control::ControlState Sampler::state() const
 {
@@ -134,4 +137,4 @@ control::ControlAnswer Sampler::apply(const control::ControlRequest &r)
     return a;
 }
 
-} // namespace colmet::node
+}  // namespace colmet::node

@@ -39,4 +39,4 @@ Result<std::unique_ptr<Transport>> make_zmq_transport(const ZmqOptions &options)
 // list is malformed or the counts differ.
 Result<ZmqOptions> choose_collector(const ZmqOptions &options, std::string_view job_id);
 
-} // namespace colmet::node
+}  // namespace colmet::node

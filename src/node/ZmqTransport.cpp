@@ -102,7 +102,7 @@ private:
     uint64_t m_failed_handshakes = 0;
 };
 
-} // namespace
+}  // namespace
 
 Result<std::unique_ptr<Transport>> make_zmq_transport(const ZmqOptions &options)
 {
@@ -112,4 +112,4 @@ Result<std::unique_ptr<Transport>> make_zmq_transport(const ZmqOptions &options)
     return std::unique_ptr<Transport>(std::move(t));
 }
 
-} // namespace colmet::node
+}  // namespace colmet::node

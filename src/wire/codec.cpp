@@ -15,9 +15,12 @@ namespace colmet::wire {
 const char *to_string(MessageKind kind)
 {
     switch (kind) {
-    case MessageKind::sample: return "sample";
-    case MessageKind::job_start: return "job_start";
-    case MessageKind::job_end: return "job_end";
+    case MessageKind::sample:
+        return "sample";
+    case MessageKind::job_start:
+        return "job_start";
+    case MessageKind::job_end:
+        return "job_end";
     }
     return "?";
 }
@@ -74,7 +77,7 @@ void pack_value(Packer &pk, double v)
     pk.pack_double(v);
 }
 
-} // namespace
+}  // namespace
 
 // "backends[1]" and friends, built only when a check fails.
 static std::string backend_loc(size_t b) { return "backends[" + std::to_string(b) + "]"; }
@@ -122,9 +125,8 @@ Result<void> validate(const Message &msg)
                                   std::to_string(blk.values.size()) + " values");
         if (blk.status.size() > k_max_text_length || !printable_text(blk.status))
             return Error::invalid(backend_loc(b) + ".status must be at most 1024 bytes of text");
-        if (size_t m = rules::first_repeated_name(blk.metrics, [](const MetricDescriptor &d) -> const std::string & {
-                return d.name;
-            });
+        if (size_t m = rules::first_repeated_name(
+                blk.metrics, [](const MetricDescriptor &d) -> const std::string & { return d.name; });
             m < blk.metrics.size())
             return Error::invalid(backend_loc(b) + ".metrics[" + std::to_string(m) + "] name '" + blk.metrics[m].name +
                                   "' appears twice");
@@ -221,4 +223,4 @@ Result<void> encode(const Message &msg, std::string &out)
     return ok();
 }
 
-} // namespace colmet::wire
+}  // namespace colmet::wire

@@ -22,4 +22,4 @@ Result<void> validate(const Message &msg);
 // expected a number or nil"). Never throws, never reads past size.
 Result<void> decode(const char *data, size_t size, Message &out);
 
-} // namespace colmet::wire
+}  // namespace colmet::wire

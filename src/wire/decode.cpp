@@ -39,7 +39,7 @@ inline bool is(std::string_view s, const char (&lit)[N])
 struct Loc {
     const char *field = nullptr;  // last component (may be null)
     int backend = -1;
-    const char *list = nullptr;   // "metrics" or "values"
+    const char *list = nullptr;  // "metrics" or "values"
     int index = -1;
 
     Loc at(const char *f) const
@@ -71,17 +71,26 @@ struct Fail {
 const char *type_name(const Item &o)
 {
     switch (o.type) {
-    case Type::nil: return "nil";
-    case Type::boolean: return "boolean";
+    case Type::nil:
+        return "nil";
+    case Type::boolean:
+        return "boolean";
     case Type::uint:
-    case Type::sint: return "integer";
+    case Type::sint:
+        return "integer";
     case Type::f32:
-    case Type::f64: return "float";
-    case Type::str: return "string";
-    case Type::bin: return "binary";
-    case Type::array: return "array";
-    case Type::map: return "map";
-    case Type::ext: return "extension";
+    case Type::f64:
+        return "float";
+    case Type::str:
+        return "string";
+    case Type::bin:
+        return "binary";
+    case Type::array:
+        return "array";
+    case Type::map:
+        return "map";
+    case Type::ext:
+        return "extension";
     }
     return "unknown";
 }
@@ -127,15 +136,19 @@ uint32_t as_map(const Item &o, const Where &where, size_t max_len)
 double as_value(const Item &o, const Loc &where)
 {
     switch (o.type) {
-    case Type::nil: return std::numeric_limits<double>::quiet_NaN();
-    case Type::uint: return static_cast<double>(o.u);
-    case Type::sint: return static_cast<double>(o.i);
+    case Type::nil:
+        return std::numeric_limits<double>::quiet_NaN();
+    case Type::uint:
+        return static_cast<double>(o.u);
+    case Type::sint:
+        return static_cast<double>(o.i);
     case Type::f32:
     case Type::f64:
         if (std::isinf(o.f))
             fail(where, "value is not finite");
         return o.f;  // NaN is accepted and means missing, like nil
-    default: fail(where, std::string("expected a number or nil, got ") + type_name(o));
+    default:
+        fail(where, std::string("expected a number or nil, got ") + type_name(o));
     }
 }
 
@@ -204,9 +217,8 @@ void decode_metrics(Cursor &c, const Loc &where, BackendBlock &blk)
         same_names = decode_metric(c, metric_loc, blk.metrics[m]) && same_names;
     }
     if (!same_names) {
-        const size_t m = rules::first_repeated_name(blk.metrics, [](const MetricDescriptor &d) -> const std::string & {
-            return d.name;
-        });
+        const size_t m = rules::first_repeated_name(
+            blk.metrics, [](const MetricDescriptor &d) -> const std::string & { return d.name; });
         if (m < n) {
             metric_loc.index = static_cast<int>(m);
             fail(metric_loc.at("name"), "\"" + blk.metrics[m].name + "\" appears twice");
@@ -273,8 +285,8 @@ void decode_backend(Cursor &c, int index, BackendBlock &blk)
         if (!seen.has(bit))
             fail(where, std::string("missing required key \"") + required[bit] + "\"");
     if (blk.values.size() != blk.metrics.size())
-        fail(where, std::to_string(blk.metrics.size()) + " metrics but " + std::to_string(blk.values.size()) +
-                        " values");
+        fail(where,
+             std::to_string(blk.metrics.size()) + " metrics but " + std::to_string(blk.values.size()) + " values");
 }
 
 // The meta map at the cursor; the cursor ends past it.
@@ -400,10 +412,9 @@ void decode_top(Cursor &c, Message &out)
     for (unsigned bit = k_v; bit <= k_backends; ++bit)
         if (!seen.has(bit))
             fail(top.at("message"), std::string("missing required key \"") + required[bit] + "\"");
-
 }
 
-} // namespace
+}  // namespace
 
 Result<void> decode(const char *data, size_t size, Message &out)
 {
@@ -430,4 +441,4 @@ Result<void> decode(const char *data, size_t size, Message &out)
     }
 }
 
-} // namespace colmet::wire
+}  // namespace colmet::wire

@@ -18,11 +18,11 @@ inline constexpr size_t k_max_message_bytes = 1 << 20;  // one ZeroMQ frame
 inline constexpr size_t k_max_backends = 64;
 inline constexpr size_t k_max_metrics_per_backend = 1024;
 inline constexpr size_t k_max_meta_entries = 64;
-inline constexpr size_t k_max_name_length = 128;     // job, host, sender, metric names
+inline constexpr size_t k_max_name_length = 128;  // job, host, sender, metric names
 inline constexpr size_t k_max_backend_name_length = 64;
 inline constexpr size_t k_max_unit_length = 16;
 inline constexpr size_t k_max_meta_key_length = 64;
-inline constexpr size_t k_max_text_length = 1024;    // meta values, backend status
+inline constexpr size_t k_max_text_length = 1024;  // meta values, backend status
 
 enum class MessageKind : uint8_t { sample, job_start, job_end };
 enum class MetricKind : uint8_t { counter, gauge };
@@ -65,16 +65,16 @@ struct Message {
     MessageKind kind = MessageKind::sample;
     std::string host;
     std::string job_id;
-    std::string sender;        // identifies one sampler process; seq counts per sender
+    std::string sender;  // identifies one sampler process; seq counts per sender
     uint64_t seq = 0;
-    int64_t time_ns = 0;       // when the values were read (CLOCK_REALTIME)
-    uint64_t dropped = 0;      // messages this sender could not queue since the previous one
-    double period_s = 0;       // sampling period in force (0 = not stated)
-    uint64_t ack = 0;          // reserved for acknowledged delivery; 0 = no ack wanted
+    int64_t time_ns = 0;   // when the values were read (CLOCK_REALTIME)
+    uint64_t dropped = 0;  // messages this sender could not queue since the previous one
+    double period_s = 0;   // sampling period in force (0 = not stated)
+    uint64_t ack = 0;      // reserved for acknowledged delivery; 0 = no ack wanted
     std::vector<std::pair<std::string, std::string>> meta;  // job_start: user, cgroup, ...
     std::vector<BackendBlock> backends;
 };
 
 inline bool is_missing(double v) { return std::isnan(v); }
 
-} // namespace colmet::wire
+}  // namespace colmet::wire

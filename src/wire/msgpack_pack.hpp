@@ -30,4 +30,4 @@ inline void str_array(Packer &pk, const std::vector<std::string> &items)
         str(pk, s);
 }
 
-} // namespace colmet::wire::pack
+}  // namespace colmet::wire::pack

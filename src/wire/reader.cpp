@@ -59,12 +59,15 @@ inline Status read_item(const unsigned char *&p, const unsigned char *end, Item 
     }
     if (tag >= 0xe0) {
         it.type = Type::sint;
-        it.i = static_cast<int8_t>(tag);
+        it.i = static_cast<int8_t>(tag);  // NOLINT(bugprone-signed-char-misuse): negative fixint, -32..-1 by design
         return Status::ok;
     }
     switch (tag) {
-    case 0xc0: it.type = Type::nil; return Status::ok;
-    case 0xc1: return Status::invalid;
+    case 0xc0:
+        it.type = Type::nil;
+        return Status::ok;
+    case 0xc1:
+        return Status::invalid;
     case 0xc2:
     case 0xc3:
         it.type = Type::boolean;
@@ -84,7 +87,10 @@ inline Status read_item(const unsigned char *&p, const unsigned char *end, Item 
         it.f = std::bit_cast<double>(load_be<uint64_t>(p));
         p += 8;
         return Status::ok;
-    case 0xcc: case 0xcd: case 0xce: case 0xcf: {
+    case 0xcc:
+    case 0xcd:
+    case 0xce:
+    case 0xcf: {
         const size_t n = size_t{1} << (tag - 0xcc);
         if (left < n)
             return Status::truncated;
@@ -93,7 +99,10 @@ inline Status read_item(const unsigned char *&p, const unsigned char *end, Item 
         p += n;
         return Status::ok;
     }
-    case 0xd0: case 0xd1: case 0xd2: case 0xd3: {
+    case 0xd0:
+    case 0xd1:
+    case 0xd2:
+    case 0xd3: {
         const size_t n = size_t{1} << (tag - 0xd0);
         if (left < n)
             return Status::truncated;
@@ -111,7 +120,8 @@ inline Status read_item(const unsigned char *&p, const unsigned char *end, Item 
         }
         return Status::ok;
     }
-    default: break;
+    default:
+        break;
     }
     // Tags with a length: str8-32, bin8-32, ext8-32, fixext, array16/32, map16/32.
     size_t len_bytes = 0;
@@ -159,15 +169,17 @@ std::string hex(unsigned char c)
     return {digits[c >> 4], digits[c & 15]};
 }
 
-} // namespace
+}  // namespace
 
 Item Cursor::next()
 {
     Item it;
     const auto *p = reinterpret_cast<const unsigned char *>(m_p);
     switch (read_item(p, reinterpret_cast<const unsigned char *>(m_end), it)) {
-    case Status::ok: break;
-    case Status::truncated: throw FrameError{"truncated message"};
+    case Status::ok:
+        break;
+    case Status::truncated:
+        throw FrameError{"truncated message"};
     case Status::invalid:
         throw FrameError{"not valid msgpack (byte 0x" + hex(static_cast<unsigned char>(*m_p)) + " at offset " +
                          std::to_string(m_p - m_begin) + ")"};
@@ -176,4 +188,4 @@ Item Cursor::next()
     return it;
 }
 
-} // namespace colmet::wire::mp
+}  // namespace colmet::wire::mp

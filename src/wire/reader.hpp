@@ -59,4 +59,4 @@ private:
     const char *m_end;
 };
 
-} // namespace colmet::wire::mp
+}  // namespace colmet::wire::mp

@@ -54,4 +54,4 @@ inline bool snake_name(std::string_view s, size_t max)
     return true;
 }
 
-} // namespace colmet::wire::rules
+}  // namespace colmet::wire::rules

@@ -46,4 +46,4 @@ void for_each_record(const uint8_t *data, size_t size, OnRecord &&on_record)
     }
 }
 
-} // namespace colmet::fuzz
+}  // namespace colmet::fuzz

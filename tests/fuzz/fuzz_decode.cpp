@@ -14,10 +14,7 @@
 
 namespace {
 
-std::string wire_bytes(const colmet::wire::BackendBlock &b)
-{
-    return b.metrics_wire ? *b.metrics_wire : std::string();
-}
+std::string wire_bytes(const colmet::wire::BackendBlock &b) { return b.metrics_wire ? *b.metrics_wire : std::string(); }
 
 bool same_values(const std::vector<double> &a, const std::vector<double> &b)
 {
@@ -26,8 +23,8 @@ bool same_values(const std::vector<double> &a, const std::vector<double> &b)
 
 bool same(const colmet::wire::Message &a, const colmet::wire::Message &b)
 {
-    if (a.job_id != b.job_id || a.host != b.host || a.sender != b.sender || a.seq != b.seq ||
-        a.time_ns != b.time_ns || a.kind != b.kind || a.meta != b.meta || a.backends.size() != b.backends.size())
+    if (a.job_id != b.job_id || a.host != b.host || a.sender != b.sender || a.seq != b.seq || a.time_ns != b.time_ns ||
+        a.kind != b.kind || a.meta != b.meta || a.backends.size() != b.backends.size())
         return false;
     for (size_t i = 0; i < a.backends.size(); ++i) {
         const auto &x = a.backends[i], &y = b.backends[i];
@@ -38,7 +35,7 @@ bool same(const colmet::wire::Message &a, const colmet::wire::Message &b)
     return true;
 }
 
-} // namespace
+}  // namespace
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {

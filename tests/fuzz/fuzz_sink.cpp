@@ -78,7 +78,7 @@ void reset(Harness &h)
     options.max_open_files = 4;  // the least recently used files close too
     options.idle_close_s = 30;
     options.flush_interval_s = 2;
-    options.batch_rows = 8;      // segments fill within one input
+    options.batch_rows = 8;  // segments fill within one input
     auto sink = collector::make_hdf5_sink(options);
     if (!sink) {
         std::fprintf(stderr, "fuzz_sink: %s\n", sink.error().message().c_str());
@@ -86,8 +86,8 @@ void reset(Harness &h)
     }
     std::vector<std::unique_ptr<collector::Sink>> sinks;
     sinks.push_back(std::move(*sink));
-    h.collector = std::make_unique<collector::Collector>(std::move(sinks),
-                                                         collector::AdmissionLimits{.max_clock_skew_s = 0});
+    h.collector =
+        std::make_unique<collector::Collector>(std::move(sinks), collector::AdmissionLimits{.max_clock_skew_s = 0});
     h.now_ns = k_start_ns;
     h.inputs = 0;
 }
@@ -121,7 +121,7 @@ void remove_dir()
     fs::remove_all(h.dir, ec);
 }
 
-} // namespace
+}  // namespace
 
 extern "C" int LLVMFuzzerInitialize(int *, char ***)
 {

@@ -137,8 +137,9 @@ Seed losses_and_late_meta()
     s.send(a.next(MessageKind::sample));
     a.seq += 3;  // three lost
     auto late = a.next(MessageKind::sample, 2);
-    late.meta = {{"cgroups", "cpuacct=/sys/fs/cgroup/cpuacct/oar/alice_4400 memory=/sys/fs/cgroup/memory/oar/alice_4400"},
-                 {"cpus", "8"}};
+    late.meta = {
+        {"cgroups", "cpuacct=/sys/fs/cgroup/cpuacct/oar/alice_4400 memory=/sys/fs/cgroup/memory/oar/alice_4400"},
+        {"cpus", "8"}};
     s.send(late, After::tick);
     s.send(late);  // a duplicate
     a.memory_peak = false;
@@ -198,7 +199,7 @@ Seed sampler_restart()
     return s;
 }
 
-} // namespace
+}  // namespace
 
 int main(int argc, char **argv)
 {

@@ -6,7 +6,7 @@
 namespace {
 bool g_counting = false;
 size_t g_allocations = 0;
-} // namespace
+}  // namespace
 
 void *operator new(std::size_t size)
 {
@@ -47,4 +47,4 @@ size_t stop_counting_allocations()
     return g_allocations;
 }
 
-} // namespace colmet::test
+}  // namespace colmet::test

@@ -22,4 +22,4 @@ size_t allocations_in_samples(Backend &backend, std::vector<double> &values)
     return stop_counting_allocations();
 }
 
-} // namespace colmet::test
+}  // namespace colmet::test

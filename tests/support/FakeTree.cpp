@@ -46,4 +46,4 @@ std::filesystem::path fixture(std::string_view rel) { return std::filesystem::pa
 
 bool is_root() { return geteuid() == 0; }
 
-} // namespace colmet::test
+}  // namespace colmet::test

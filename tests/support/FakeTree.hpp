@@ -33,4 +33,4 @@ std::filesystem::path fixture(std::string_view rel);
 // GTEST_SKIP() with a reason otherwise).
 bool is_root();
 
-} // namespace colmet::test
+}  // namespace colmet::test

@@ -53,7 +53,7 @@ volatile sig_atomic_t child_pid = 0;
 void forward(int sig, siginfo_t *info, void *)
 {
     if (info != nullptr && info->si_code == SI_KERNEL)
-        return; // from the terminal: the command's process group got it too
+        return;  // from the terminal: the command's process group got it too
     pid_t pid = child_pid;
     if (pid > 0)
         kill(pid, sig);
@@ -67,12 +67,9 @@ int usage(const char *why)
     return 64;
 }
 
-double seconds(const timeval &tv)
-{
-    return static_cast<double>(tv.tv_sec) + static_cast<double>(tv.tv_usec) / 1e6;
-}
+double seconds(const timeval &tv) { return static_cast<double>(tv.tv_sec) + static_cast<double>(tv.tv_usec) / 1e6; }
 
-} // namespace
+}  // namespace
 
 int main(int argc, char **argv)
 {
@@ -119,13 +116,13 @@ int main(int argc, char **argv)
     sigprocmask(SIG_BLOCK, &block, &old);
     // A signal that came in ignored (nohup, a background job of a script)
     // stays ignored, for the command too.
-    struct sigaction sa{};
+    struct sigaction sa {};
     sa.sa_sigaction = forward;
     sa.sa_flags = SA_SIGINFO | SA_RESTART;
     sigemptyset(&sa.sa_mask);
     bool handled[sizeof forwarded / sizeof forwarded[0]] = {};
     for (size_t k = 0; k < sizeof forwarded / sizeof forwarded[0]; ++k) {
-        struct sigaction was{};
+        struct sigaction was {};
         sigaction(forwarded[k], nullptr, &was);
         handled[k] = was.sa_handler != SIG_IGN;
         if (handled[k])
@@ -145,7 +142,7 @@ int main(int argc, char **argv)
         return 71;
     }
     if (pid == 0) {
-        struct sigaction dfl{};
+        struct sigaction dfl {};
         dfl.sa_handler = SIG_DFL;
         for (size_t k = 0; k < sizeof forwarded / sizeof forwarded[0]; ++k)
             if (handled[k])

@@ -61,34 +61,56 @@ Options parse(int argc, char **argv)
                 usage(("missing value after " + a).c_str());
             return argv[++i];
         };
-        if (a == "--uri") o.uri = next();
-        else if (a == "--server-key") o.server_key = next();
-        else if (a == "--secret-key") o.secret_key = next();
-        else if (a == "--host") o.host = next();
-        else if (a == "--job") o.job = next();
-        else if (a == "--sender") o.sender = next();
-        else if (a == "--kind") o.kind = next();
-        else if (a == "--count") o.count = std::stol(next());
-        else if (a == "--jobs") o.jobs = std::stol(next());
-        else if (a == "--backends") o.backends = std::stol(next());
-        else if (a == "--metrics") o.metrics = std::stol(next());
-        else if (a == "--seq") o.seq = std::stoull(next());
-        else if (a == "--dropped") o.dropped = std::stoull(next());
-        else if (a == "--value") o.value = std::stod(next());
-        else if (a == "--period") o.period_s = std::stod(next());
-        else if (a == "--time-offset") o.time_offset_s = std::stod(next());
-        else if (a == "--raw-bytes") o.raw_bytes = std::stol(next());
-        else if (a == "--idle-connections") o.idle_connections = std::stol(next());
-        else if (a == "--hold") o.hold_s = std::stod(next());
-        else if (a == "--idle-zmq") o.idle_zmq = std::stol(next());
-        else if (a == "--linger") o.linger_ms = std::stoi(next());
+        if (a == "--uri")
+            o.uri = next();
+        else if (a == "--server-key")
+            o.server_key = next();
+        else if (a == "--secret-key")
+            o.secret_key = next();
+        else if (a == "--host")
+            o.host = next();
+        else if (a == "--job")
+            o.job = next();
+        else if (a == "--sender")
+            o.sender = next();
+        else if (a == "--kind")
+            o.kind = next();
+        else if (a == "--count")
+            o.count = std::stol(next());
+        else if (a == "--jobs")
+            o.jobs = std::stol(next());
+        else if (a == "--backends")
+            o.backends = std::stol(next());
+        else if (a == "--metrics")
+            o.metrics = std::stol(next());
+        else if (a == "--seq")
+            o.seq = std::stoull(next());
+        else if (a == "--dropped")
+            o.dropped = std::stoull(next());
+        else if (a == "--value")
+            o.value = std::stod(next());
+        else if (a == "--period")
+            o.period_s = std::stod(next());
+        else if (a == "--time-offset")
+            o.time_offset_s = std::stod(next());
+        else if (a == "--raw-bytes")
+            o.raw_bytes = std::stol(next());
+        else if (a == "--idle-connections")
+            o.idle_connections = std::stol(next());
+        else if (a == "--hold")
+            o.hold_s = std::stod(next());
+        else if (a == "--idle-zmq")
+            o.idle_zmq = std::stol(next());
+        else if (a == "--linger")
+            o.linger_ms = std::stoi(next());
         else if (a == "--meta") {
             auto kv = next();
             auto eq = kv.find('=');
             if (eq == std::string::npos)
                 usage("--meta takes KEY=VALUE");
             o.meta.emplace_back(kv.substr(0, eq), kv.substr(eq + 1));
-        } else usage(("unknown option " + a).c_str());
+        } else
+            usage(("unknown option " + a).c_str());
     }
     if (o.uri.empty())
         usage("--uri is required");
@@ -147,9 +169,9 @@ wire::Message make_message(const Options &o)
     return m;
 }
 
-} // namespace
+}  // namespace
 
-int main(int argc, char **argv)
+static int run(int argc, char **argv)
 {
     Options o = parse(argc, argv);
     if (o.idle_connections > 0)
@@ -214,4 +236,14 @@ int main(int argc, char **argv)
     const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
     std::printf("sent %ld messages in %.3f s at %lld\n", sent, seconds, static_cast<long long>(realtime_ns()));
     return 0;
+}
+
+int main(int argc, char **argv)
+{
+    try {
+        return run(argc, argv);
+    } catch (const std::exception &e) {  // a ZeroMQ error, a bad number
+        std::fprintf(stderr, "colmet-forge: %s\n", e.what());
+        return 1;
+    }
 }

@@ -40,7 +40,7 @@ int usage()
     return 64;
 }
 
-} // namespace
+}  // namespace
 
 int main(int argc, char **argv)
 {
@@ -91,6 +91,7 @@ int main(int argc, char **argv)
     }
 
     std::vector<std::thread> pool;
+    pool.reserve(static_cast<size_t>(threads));
     for (int t = 0; t < threads; ++t)
         pool.emplace_back(burn, cpu_seconds / threads);
     for (auto &t : pool)

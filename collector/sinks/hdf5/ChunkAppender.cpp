@@ -31,7 +31,7 @@ Result<bool> read_pipeline(hid_t dcpl)
     return Error(Errc::unsupported, "filter pipeline other than shuffle + deflate");
 }
 
-} // namespace
+}  // namespace
 
 Result<ChunkAppender> ChunkAppender::attach(hid_t dataset, hid_t mem_type, uint64_t rows)
 {
@@ -66,8 +66,7 @@ Result<ChunkAppender> ChunkAppender::attach(hid_t dataset, hid_t mem_type, uint6
     // the rows a later extension uncovers read as the fill value (NaN for
     // values), as HDF5's own writes leave them.
     H5D_fill_value_t fill_state{};
-    if (H5Pfill_value_defined(dcpl.get(), &fill_state) < 0 ||
-        H5Pget_fill_value(dcpl.get(), mem_type, a.m_fill) < 0)
+    if (H5Pfill_value_defined(dcpl.get(), &fill_state) < 0 || H5Pget_fill_value(dcpl.get(), mem_type, a.m_fill) < 0)
         return h5_error("read the fill value");
     a.m_row_bytes = a.m_elem_size * a.m_width;
     a.m_chunk_rows = chunk[0];
@@ -154,4 +153,4 @@ Result<void> ChunkAppender::append(hid_t dataset, const RowCopy &rows, size_t k,
     return ok();
 }
 
-} // namespace colmet::collector::hdf5
+}  // namespace colmet::collector::hdf5

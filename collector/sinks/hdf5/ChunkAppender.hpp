@@ -47,14 +47,14 @@ private:
     ChunkAppender() = default;
 
     int m_rank = 1;
-    uint64_t m_width = 1;       // elements per row
+    uint64_t m_width = 1;  // elements per row
     size_t m_elem_size = 8;
     size_t m_row_bytes = 8;
     uint64_t m_chunk_rows = 1;
-    bool m_filtered = false;    // shuffle + deflate
-    unsigned char m_fill[8] = {};  // the dataset's fill value, one element
-    uint64_t m_rows = 0;        // rows in the dataset
+    bool m_filtered = false;            // shuffle + deflate
+    unsigned char m_fill[8] = {};       // the dataset's fill value, one element
+    uint64_t m_rows = 0;                // rows in the dataset
     std::vector<unsigned char> m_tail;  // rows of the last chunk: m_rows % m_chunk_rows of them
 };
 
-} // namespace colmet::collector::hdf5
+}  // namespace colmet::collector::hdf5

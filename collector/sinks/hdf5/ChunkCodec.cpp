@@ -51,4 +51,4 @@ std::span<const unsigned char> ChunkCodec::encode(const void *raw, size_t size, 
     return {m_out.data(), n};
 }
 
-} // namespace colmet::collector::hdf5
+}  // namespace colmet::collector::hdf5

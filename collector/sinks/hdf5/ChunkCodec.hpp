@@ -54,4 +54,4 @@ private:
 // Trailing bytes that do not make a whole element stay in place at the end.
 void shuffle_bytes(const unsigned char *in, unsigned char *out, size_t size, size_t elem_size);
 
-} // namespace colmet::collector::hdf5
+}  // namespace colmet::collector::hdf5

@@ -13,7 +13,7 @@ constexpr uint64_t k_max_margin = 64ULL << 20;
 
 std::string mib(uint64_t bytes) { return fmt::format("{:.1f} MiB", static_cast<double>(bytes) / (1 << 20)); }
 
-} // namespace
+}  // namespace
 
 std::optional<uint64_t> free_bytes(const std::filesystem::path &dir)
 {
@@ -49,4 +49,4 @@ bool DiskSpace::check()
     return !m_paused;
 }
 
-} // namespace colmet::collector::hdf5
+}  // namespace colmet::collector::hdf5

@@ -44,4 +44,4 @@ private:
 // statvfs(dir): f_bavail * f_frsize, or nullopt.
 std::optional<uint64_t> free_bytes(const std::filesystem::path &dir);
 
-} // namespace colmet::collector::hdf5
+}  // namespace colmet::collector::hdf5

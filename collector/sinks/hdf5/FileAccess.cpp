@@ -34,8 +34,9 @@ Result<uid_t> lookup_user(const std::string &user)
     if (err != 0)
         return Error::system("look up user", user, err);
     if (!found)
-        return Error(Errc::not_found, "user '" + user + "' is unknown on the collector's host (getpwnam): the "
-                                      "file stays readable by the collector's user and group only");
+        return Error(Errc::not_found, "user '" + user +
+                                          "' is unknown on the collector's host (getpwnam): the "
+                                          "file stays readable by the collector's user and group only");
     return pw.pw_uid;
 }
 
@@ -54,7 +55,7 @@ bool add_entry(acl_t &acl, acl_tag_t tag, bool write, const uid_t *uid = nullptr
     return acl_set_permset(entry, perms) == 0;
 }
 
-} // namespace
+}  // namespace
 
 std::optional<FileOwner> parse_file_owner(std::string_view name)
 {
@@ -134,4 +135,4 @@ Result<std::vector<uid_t>> acl_users(const std::filesystem::path &path)
     return users;
 }
 
-} // namespace colmet::collector::hdf5
+}  // namespace colmet::collector::hdf5

@@ -13,8 +13,8 @@
 #include <optional>
 #include <string>
 #include <string_view>
-#include <vector>
 #include <sys/types.h>
+#include <vector>
 
 namespace colmet::collector::hdf5 {
 
@@ -43,4 +43,4 @@ Result<void> grant_read(const std::filesystem::path &path, const std::string &us
 // The users named in `path`'s ACL entries, for tests and checks.
 Result<std::vector<uid_t>> acl_users(const std::filesystem::path &path);
 
-} // namespace colmet::collector::hdf5
+}  // namespace colmet::collector::hdf5

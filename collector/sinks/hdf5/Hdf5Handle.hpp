@@ -74,4 +74,4 @@ private:
     void *m_data = nullptr;
 };
 
-} // namespace colmet::collector::hdf5
+}  // namespace colmet::collector::hdf5

@@ -77,7 +77,7 @@ Result<T> read_scalar(hid_t obj, const char *name, hid_t mem_type)
     return value;
 }
 
-} // namespace
+}  // namespace
 
 Error h5_error(const std::string &what)
 {
@@ -209,10 +209,7 @@ Result<void> write_strs_attr(hid_t obj, const char *name, const std::vector<std:
     return write_attr(obj, name, type.get(), space.get(), type.get(), ptrs.data());
 }
 
-Result<int64_t> read_i64_attr(hid_t obj, const char *name)
-{
-    return read_scalar<int64_t>(obj, name, H5T_NATIVE_INT64);
-}
+Result<int64_t> read_i64_attr(hid_t obj, const char *name) { return read_scalar<int64_t>(obj, name, H5T_NATIVE_INT64); }
 
 Result<double> read_f64_attr(hid_t obj, const char *name) { return read_scalar<double>(obj, name, H5T_NATIVE_DOUBLE); }
 
@@ -301,4 +298,4 @@ Result<void> read_column(hid_t dataset, uint64_t col, const std::function<void(c
     return ok();
 }
 
-} // namespace colmet::collector::hdf5
+}  // namespace colmet::collector::hdf5

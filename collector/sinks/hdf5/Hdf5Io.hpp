@@ -73,4 +73,4 @@ Result<uint64_t> dataset_rows(hid_t dataset);
 // fn(values, count) is called once per block.
 Result<void> read_column(hid_t dataset, uint64_t col, const std::function<void(const double *, size_t)> &fn);
 
-} // namespace colmet::collector::hdf5
+}  // namespace colmet::collector::hdf5

@@ -48,7 +48,7 @@ void add(Hdf5SinkStats &stats, const hdf5::IoCounters &c)
     stats.flushes += c.flushes;
 }
 
-} // namespace
+}  // namespace
 
 Hdf5Sink::Hdf5Sink(Hdf5Options options) : m_options(std::move(options))
 {
@@ -88,9 +88,9 @@ size_t Hdf5Sink::open_jobs() const
 std::string Hdf5Sink::stats_text() const
 {
     const Hdf5SinkStats s = stats();
-    std::string text = "hdf5: " + std::to_string(s.rows_written) + " rows written, " +
-                       std::to_string(s.files_opened) + " files opened, " + std::to_string(s.write_errors) +
-                       " write errors, " + std::to_string(s.rows_dropped) + " rows dropped";
+    std::string text = "hdf5: " + std::to_string(s.rows_written) + " rows written, " + std::to_string(s.files_opened) +
+                       " files opened, " + std::to_string(s.write_errors) + " write errors, " +
+                       std::to_string(s.rows_dropped) + " rows dropped";
     if (s.duplicates_dropped > 0)
         text += ", " + std::to_string(s.duplicates_dropped) + " duplicates dropped";
     if (s.files_foreign > 0)
@@ -223,8 +223,7 @@ bool Hdf5Sink::open_job(JobState &job, int64_t now_ns)
     if (!make_room(sizeof(hdf5::JobFile) + (can_write ? k_open_file_bytes : 0), &job, now_ns))
         return false;
     job.file = std::make_unique<hdf5::JobFile>(job.path, job.job_id, m_options.writer,
-                                               hdf5::SegmentOptions{m_options.compression_level},
-                                               *m_codec);
+                                               hdf5::SegmentOptions{m_options.compression_level}, *m_codec);
     job.last_flush_ns = now_ns;
     sync_file_bytes(job);
     if (can_write) {
@@ -299,8 +298,8 @@ void Hdf5Sink::note_reader(hdf5::JobState &job, const wire::Message &msg)
         } else if (value != job.reader && !job.reader_conflict) {
             job.reader_conflict = true;
             report(job.job_id, Error::invalid("host " + msg.host + " says the job's user is '" + value +
-                                              "', an earlier message said '" + job.reader + "': only '" +
-                                              job.reader + "' may read " + job.path.string()));
+                                              "', an earlier message said '" + job.reader + "': only '" + job.reader +
+                                              "' may read " + job.path.string()));
         }
     }
 }
@@ -563,7 +562,7 @@ Result<std::unique_ptr<Hdf5Sink>> make_hdf5_sink(Hdf5Options options)
     if (::access(canonical.c_str(), W_OK | X_OK) != 0)
         return Error::system("write to", canonical.string(), errno);
     options.dir = canonical;
-    struct stat st{};
+    struct stat st {};
     if (options.owner == hdf5::FileOwner::job_user && ::stat(canonical.c_str(), &st) == 0 && !(st.st_mode & S_IXOTH))
         spdlog::warn("hdf5: users cannot reach their job files: {} is mode {:04o}, without search permission for "
                      "others (chmod o+x {}, or 0711 so that they cannot list it)",
@@ -571,4 +570,4 @@ Result<std::unique_ptr<Hdf5Sink>> make_hdf5_sink(Hdf5Options options)
     return std::make_unique<Hdf5Sink>(std::move(options));
 }
 
-} // namespace colmet::collector
+}  // namespace colmet::collector

@@ -50,15 +50,15 @@ class ChunkCodec;
 class DiskSpace;
 class JobFile;
 struct JobState;
-} // namespace hdf5
+}  // namespace hdf5
 
 struct Hdf5Options {
-    std::filesystem::path dir;     // output directory, created if missing
-    int compression_level = 1;     // deflate level 0..9 (0 = no compression; see docs/performance.md)
-    double flush_interval_s = 5;   // buffered rows reach the file at least this often
-    size_t max_open_files = 256;   // HDF5 files open at most; least recently used ones are closed beyond this
-    double idle_close_s = 300;     // close the file of a job silent for this long, then forget the job
-    size_t batch_rows = 256;       // a segment holding this many rows is written at once
+    std::filesystem::path dir;    // output directory, created if missing
+    int compression_level = 1;    // deflate level 0..9 (0 = no compression; see docs/performance.md)
+    double flush_interval_s = 5;  // buffered rows reach the file at least this often
+    size_t max_open_files = 256;  // HDF5 files open at most; least recently used ones are closed beyond this
+    double idle_close_s = 300;    // close the file of a job silent for this long, then forget the job
+    size_t batch_rows = 256;      // a segment holding this many rows is written at once
     uint64_t memory_budget_bytes = 256ULL << 20;  // the sink's memory estimate stays below this (at least 8 MiB)
     uint64_t min_free_bytes = 64ULL << 20;        // writing pauses below this much free space (0: never)
     // Who may read a job's file besides the collector's user and group
@@ -74,21 +74,21 @@ struct Hdf5Options {
 
 struct Hdf5SinkStats {
     uint64_t rows_written = 0;
-    uint64_t files_opened = 0;     // HDF5 files created or opened
+    uint64_t files_opened = 0;  // HDF5 files created or opened
     uint64_t files_closed = 0;
-    uint64_t write_errors = 0;     // failed HDF5 or file system operations
-    uint64_t write_batches = 0;    // per-segment writes (one H5Dset_extent + H5Dwrite per dataset)
-    uint64_t flushes = 0;          // H5Fflush after writing rows
-    uint64_t rows_dropped = 0;     // rows lost: failed writes, a file that could not be opened, the budget while paused
-    uint64_t messages_dropped = 0; // messages not stored because their file could not be opened
-    uint64_t duplicates_dropped = 0; // messages whose seq the job's file already holds (resent, replayed)
-    uint64_t files_quarantined = 0; // unreadable files renamed to <name>.h5.corrupt-<ns>
-    uint64_t files_foreign = 0;     // opens refused: the file is another collector's (Hdf5Options::writer)
-    uint64_t files_abandoned = 0;  // files closed without further writes after an HDF5 error
+    uint64_t write_errors = 0;   // failed HDF5 or file system operations
+    uint64_t write_batches = 0;  // per-segment writes (one H5Dset_extent + H5Dwrite per dataset)
+    uint64_t flushes = 0;        // H5Fflush after writing rows
+    uint64_t rows_dropped = 0;   // rows lost: failed writes, a file that could not be opened, the budget while paused
+    uint64_t messages_dropped = 0;    // messages not stored because their file could not be opened
+    uint64_t duplicates_dropped = 0;  // messages whose seq the job's file already holds (resent, replayed)
+    uint64_t files_quarantined = 0;   // unreadable files renamed to <name>.h5.corrupt-<ns>
+    uint64_t files_foreign = 0;       // opens refused: the file is another collector's (Hdf5Options::writer)
+    uint64_t files_abandoned = 0;     // files closed without further writes after an HDF5 error
     uint64_t summaries_written = 0;
     uint64_t summaries_incomplete = 0;   // written after idle_close_s of silence, some host's job_end missing
-    uint64_t files_shared = 0;      // files the job's user was given read access to (ACL)
-    uint64_t share_errors = 0;      // files that could not be shared (unknown user, no ACLs)
+    uint64_t files_shared = 0;           // files the job's user was given read access to (ACL)
+    uint64_t share_errors = 0;           // files that could not be shared (unknown user, no ACLs)
     uint64_t memory_estimate_bytes = 0;  // now: open files, jobs' rows and structure, per-job state
     uint64_t memory_peak_bytes = 0;      // highest memory_estimate_bytes so far
     uint64_t budget_evictions = 0;       // files closed, buffers written or jobs closed to keep the budget
@@ -118,7 +118,7 @@ public:
     // What the memory estimate counts for each open HDF5 file, and for the
     // allocator's overhead on the bytes the sink counts itself (measured:
     // docs/performance.md, "Memory").
-    static constexpr size_t k_open_file_bytes = 800 * 1024;
+    static constexpr size_t k_open_file_bytes = size_t{800} * 1024;
     static constexpr unsigned k_overhead_percent = 125;
 
 private:
@@ -153,7 +153,7 @@ private:
     Hdf5Options m_options;
     std::unique_ptr<hdf5::ChunkCodec> m_codec;  // encodes every chunk the sink writes
     std::unique_ptr<hdf5::DiskSpace> m_space;
-    JobMap m_jobs;  // by original job id
+    JobMap m_jobs;                           // by original job id
     std::list<hdf5::JobState *> m_attached;  // jobs whose file is open, least recently used first
     size_t m_open_files = 0;
     uint64_t m_budget = 0;       // memory_budget_bytes less one open file (the one a flush may open)
@@ -169,4 +169,4 @@ private:
 // directory is stored canonical: every file path is checked to lie in it.
 Result<std::unique_ptr<Hdf5Sink>> make_hdf5_sink(Hdf5Options options);
 
-} // namespace colmet::collector
+}  // namespace colmet::collector

@@ -17,7 +17,7 @@ constexpr size_t k_entry_bytes = 64;  // a hash or tree node's bookkeeping (esti
 
 size_t heap(const std::string &s) { return s.capacity() > 15 ? s.capacity() + 1 : 0; }
 
-} // namespace
+}  // namespace
 
 uint64_t Hdf5Sink::estimate() const
 {
@@ -88,9 +88,8 @@ bool Hdf5Sink::make_room(size_t need, const JobState *current, int64_t now_ns)
             if (job->file && job.get() != current &&
                 (can_write || (job->file->pending_rows() == 0 && !job->summary_pending)))
                 oldest.push_back(job.get());
-        std::sort(oldest.begin(), oldest.end(), [](const JobState *a, const JobState *b) {
-            return a->last_activity_ns < b->last_activity_ns;
-        });
+        std::sort(oldest.begin(), oldest.end(),
+                  [](const JobState *a, const JobState *b) { return a->last_activity_ns < b->last_activity_ns; });
         for (JobState *job : oldest) {
             if (!over())
                 break;
@@ -105,4 +104,4 @@ bool Hdf5Sink::make_room(size_t need, const JobState *current, int64_t now_ns)
     return !over();
 }
 
-} // namespace colmet::collector
+}  // namespace colmet::collector

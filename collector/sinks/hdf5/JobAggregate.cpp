@@ -44,10 +44,9 @@ void track(HostAggregate &host, const Tracked &t, double value)
 
 // The host group attributes the sink writes itself; meta keys never take
 // these names.
-constexpr std::array<std::string_view, 11> k_reserved{"hostname",     "sender",       "samples_received",
-                                                      "samples_lost", "last_seq",     "rows_dropped",
-                                                      "first_ns",     "last_ns",      "job_start_ns",
-                                                      "job_end_ns",   "overlapping_jobs"};
+constexpr std::array<std::string_view, 11> k_reserved{
+    "hostname", "sender",  "samples_received", "samples_lost", "last_seq",        "rows_dropped",
+    "first_ns", "last_ns", "job_start_ns",     "job_end_ns",   "overlapping_jobs"};
 
 double parse_cpus(const std::string &text)
 {
@@ -102,7 +101,7 @@ Result<void> restore_backend(hid_t host_group, std::string_view backend, HostAgg
     return ok();
 }
 
-} // namespace
+}  // namespace
 
 bool summary_backend(std::string_view backend)
 {
@@ -184,8 +183,8 @@ void observe_message(HostAggregate &host, const wire::Message &msg, uint64_t los
         }
         // The few tracked metrics of this backend, if any (k_tracked is
         // grouped by backend).
-        auto first = std::find_if(k_tracked.begin(), k_tracked.end(),
-                                  [&](const Tracked &x) { return x.backend == block.name; });
+        auto first =
+            std::find_if(k_tracked.begin(), k_tracked.end(), [&](const Tracked &x) { return x.backend == block.name; });
         if (first == k_tracked.end())
             continue;
         auto last = std::find_if(first, k_tracked.end(), [&](const Tracked &x) { return x.backend != block.name; });
@@ -237,8 +236,8 @@ JobSummary summarize(const std::string &job_id, const HostMap &hosts)
             ++s.hosts_without_job_end;
         }
         if (!h.cgroup_warning.empty())
-            s.cgroup_warning += (s.cgroup_warning.empty() ? "" : "; ") + (hosts.size() > 1 ? name + ": " : "") +
-                                h.cgroup_warning;
+            s.cgroup_warning +=
+                (s.cgroup_warning.empty() ? "" : "; ") + (hosts.size() > 1 ? name + ": " : "") + h.cgroup_warning;
         if (double e = host_energy_j(h); !std::isnan(e))
             s.energy_j = std::isnan(s.energy_j) ? e : s.energy_j + e;
         double peak = std::isnan(h.memory_peak) ? h.memory_current : h.memory_peak;
@@ -288,8 +287,9 @@ Result<void> write_host_attrs(hid_t group, const std::string &hostname, const Ho
     if (host.ended)
         results.push_back(write_i64_attr(group, "job_end_ns", host.job_end_ns));
     if (!host.overlapping_jobs.empty())
-        results.push_back(write_strs_attr(
-            group, "overlapping_jobs", std::vector<std::string>(host.overlapping_jobs.begin(), host.overlapping_jobs.end())));
+        results.push_back(
+            write_strs_attr(group, "overlapping_jobs",
+                            std::vector<std::string>(host.overlapping_jobs.begin(), host.overlapping_jobs.end())));
     for (const auto &[key, value] : host.pending_meta)
         results.push_back(write_str_attr(group, meta_attr_name(key).c_str(), value));
     for (auto &r : results)
@@ -370,4 +370,4 @@ Result<void> restore_hosts(hid_t file, HostMap &hosts)
     return ok();
 }
 
-} // namespace colmet::collector::hdf5
+}  // namespace colmet::collector::hdf5

@@ -122,4 +122,4 @@ Result<void> restore_hosts(hid_t file, HostMap &hosts);
 // Write (or overwrite) the attributes of /summary.
 Result<void> write_summary(hid_t file, const JobSummary &summary);
 
-} // namespace colmet::collector::hdf5
+}  // namespace colmet::collector::hdf5

@@ -38,8 +38,9 @@ Result<void> check_openable(const std::filesystem::path &path)
 Error foreign_file(const std::filesystem::path &path, const std::string &theirs, const std::string &writer)
 {
     return Error(Errc::conflict, path.string() + " is written by the collector '" + theirs + "', not by this one ('" +
-                                     writer + "'): a job has one collector; do all nodes list the same collectors "
-                                              "in zeromq-uri?");
+                                     writer +
+                                     "'): a job has one collector; do all nodes list the same collectors "
+                                     "in zeromq-uri?");
 }
 
 // The collector that writes a file, when the sink is given a name: a file
@@ -122,9 +123,9 @@ Result<File> create(const std::filesystem::path &path, const std::string &job_id
     ::umask(old_mask);
     if (!file)
         return h5_error("create " + path.string());
-    for (auto r : {write_i32_attr(file.get(), "colmet_layout_version", k_layout_version),
-                   write_str_attr(file.get(), "job_id", job_id),
-                   write_i64_attr(file.get(), "created_ns", realtime_ns()), claim(file.get(), path, writer)})
+    for (const auto &r : {write_i32_attr(file.get(), "colmet_layout_version", k_layout_version),
+                          write_str_attr(file.get(), "job_id", job_id),
+                          write_i64_attr(file.get(), "created_ns", realtime_ns()), claim(file.get(), path, writer)})
         if (!r) {
             close_without_writing(file);
             return r.error().with_context(path.string());
@@ -183,7 +184,7 @@ Result<File> open_again(const std::filesystem::path &path, const std::string &jo
     return file;
 }
 
-} // namespace
+}  // namespace
 
 JobFile::JobFile(std::filesystem::path path, std::string job_id, std::string writer, const SegmentOptions &options,
                  ChunkCodec &codec)
@@ -345,17 +346,16 @@ Result<hid_t> JobFile::backend_group(HostNode &host, const std::string &name, Ba
     if (!group)
         return group.error();
     if (created)
-        for (auto r : {write_str_attr(group->get(), "name", name),
-                       write_str_attr(group->get(), "scope", wire::to_string(backend.scope)),
-                       write_u64_attr(group->get(), "segments", 0)})
+        for (const auto &r : {write_str_attr(group->get(), "name", name),
+                              write_str_attr(group->get(), "scope", wire::to_string(backend.scope)),
+                              write_u64_attr(group->get(), "segments", 0)})
             if (!r)
                 return r.error();
     backend.group = std::move(*group);
     return backend.group.get();
 }
 
-Result<void> JobFile::place_on_disk(BackendNode &backend, Segment &seg, HostAggregate &aggregate,
-                                    IoCounters &counters)
+Result<void> JobFile::place_on_disk(BackendNode &backend, Segment &seg, HostAggregate &aggregate, IoCounters &counters)
 {
     if (seg.on_disk())
         return seg.group_open() ? ok() : seg.reopen_group(backend.group.get());
@@ -540,4 +540,4 @@ void JobFile::recount()
     m_bytes = bytes;
 }
 
-} // namespace colmet::collector::hdf5
+}  // namespace colmet::collector::hdf5

@@ -38,7 +38,7 @@ struct IoCounters {
     uint64_t write_batches = 0;  // H5Dwrite batches (one per segment per flush)
     uint64_t rows_dropped = 0;   // buffered rows lost to a failed write
     uint64_t write_errors = 0;
-    uint64_t flushes = 0;        // H5Fflush calls after writing rows
+    uint64_t flushes = 0;  // H5Fflush calls after writing rows
 };
 
 class JobFile {
@@ -110,8 +110,8 @@ private:
     struct BackendNode {
         Group group;
         wire::Scope scope = wire::Scope::job;
-        bool probed = false;  // existing segments counted in this session
-        size_t segments = 0;  // segment_<N> groups on disk
+        bool probed = false;                  // existing segments counted in this session
+        size_t segments = 0;                  // segment_<N> groups on disk
         std::optional<Segment> last_on_disk;  // probed: may continue the first new segment
         std::vector<Segment> retired;         // replaced segments with rows to write, oldest first
         std::optional<Segment> current;
@@ -128,8 +128,8 @@ private:
     Result<hid_t> host_group(const std::string &hostname, HostNode &host);
     Result<hid_t> backend_group(HostNode &host, const std::string &name, BackendNode &backend);
     Result<void> place_on_disk(BackendNode &backend, Segment &seg, HostAggregate &aggregate, IoCounters &counters);
-    Result<void> flush_backend(HostNode &host, const std::string &name, BackendNode &backend,
-                               HostAggregate &aggregate, uint64_t &rows, IoCounters &counters);
+    Result<void> flush_backend(HostNode &host, const std::string &name, BackendNode &backend, HostAggregate &aggregate,
+                               uint64_t &rows, IoCounters &counters);
     void close_groups();
     void recount();
 
@@ -148,4 +148,4 @@ private:
     size_t m_bytes = 0;
 };
 
-} // namespace colmet::collector::hdf5
+}  // namespace colmet::collector::hdf5

@@ -24,7 +24,7 @@ struct JobState {
     HostMap hosts;
     std::unique_ptr<JobFile> file;
     std::optional<std::list<JobState *>::iterator> attached;  // in the sink's list of open files
-    bool restored = false;         // hosts include what an existing file held
+    bool restored = false;                                    // hosts include what an existing file held
     bool summary_pending = false;  // a job_end still to be written (writing was paused, or failed)
     int64_t last_activity_ns = 0;
     int64_t last_flush_ns = 0;
@@ -36,4 +36,4 @@ struct JobState {
     size_t state_bytes = 0;        // this state as counted in the sink's estimate
 };
 
-} // namespace colmet::collector::hdf5
+}  // namespace colmet::collector::hdf5

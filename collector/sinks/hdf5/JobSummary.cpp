@@ -58,7 +58,7 @@ constexpr std::array<I64Field, 2> k_i64_fields{{
     {"ended_ns", &JobSummary::ended_ns},
 }};
 
-} // namespace
+}  // namespace
 
 std::vector<SummaryNumber> summary_numbers(const JobSummary &s)
 {
@@ -131,6 +131,6 @@ Result<void> write_summary(hid_t file, const JobSummary &summary)
     return ok();
 }
 
-} // namespace hdf5
+}  // namespace hdf5
 
-} // namespace colmet::collector
+}  // namespace colmet::collector

@@ -17,31 +17,31 @@ namespace colmet::collector {
 struct JobSummary {
     static constexpr double k_unknown = std::numeric_limits<double>::quiet_NaN();
 
-    std::string job_id;               // the original id (root attribute job_id)
-    std::filesystem::path file;       // the file it was read from (empty when computed)
-    double duration_s = k_unknown;    // earliest message of any host .. latest job_end
-    double cpu_time_s = k_unknown;    // cgroup_cpu usage, last value per host, summed
-    double user_time_s = k_unknown;   // cgroup_cpu user
-    double system_time_s = k_unknown; // cgroup_cpu system
-    double cpus = k_unknown;          // CPUs allocated (job_start meta "cpus"), summed over hosts
-    double cpu_efficiency = k_unknown; // cpu_time / (duration * cpus)
-    double peak_memory_bytes = k_unknown; // cgroup_memory peak (or current), max over samples and hosts
-    double read_bytes = k_unknown;    // cgroup_io read_bytes, last value per host, summed
-    double write_bytes = k_unknown;   // cgroup_io write_bytes
-    double read_chars = k_unknown;    // processes read_chars, last value per host, summed
-    double write_chars = k_unknown;   // processes write_chars
-    double energy_j = k_unknown;      // rapl (node scope) package + dram energy over the job, summed over hosts
-    uint64_t samples_received = 0;    // messages stored (job_start, sample, job_end), all hosts
-    uint64_t samples_lost = 0;        // messages known lost (sequence gaps, sender drops)
-    uint64_t rows_dropped = 0;        // rows received but not stored (disk full, memory budget, write errors)
+    std::string job_id;                    // the original id (root attribute job_id)
+    std::filesystem::path file;            // the file it was read from (empty when computed)
+    double duration_s = k_unknown;         // earliest message of any host .. latest job_end
+    double cpu_time_s = k_unknown;         // cgroup_cpu usage, last value per host, summed
+    double user_time_s = k_unknown;        // cgroup_cpu user
+    double system_time_s = k_unknown;      // cgroup_cpu system
+    double cpus = k_unknown;               // CPUs allocated (job_start meta "cpus"), summed over hosts
+    double cpu_efficiency = k_unknown;     // cpu_time / (duration * cpus)
+    double peak_memory_bytes = k_unknown;  // cgroup_memory peak (or current), max over samples and hosts
+    double read_bytes = k_unknown;         // cgroup_io read_bytes, last value per host, summed
+    double write_bytes = k_unknown;        // cgroup_io write_bytes
+    double read_chars = k_unknown;         // processes read_chars, last value per host, summed
+    double write_chars = k_unknown;        // processes write_chars
+    double energy_j = k_unknown;           // rapl (node scope) package + dram energy over the job, summed over hosts
+    uint64_t samples_received = 0;         // messages stored (job_start, sample, job_end), all hosts
+    uint64_t samples_lost = 0;             // messages known lost (sequence gaps, sender drops)
+    uint64_t rows_dropped = 0;             // rows received but not stored (disk full, memory budget, write errors)
     uint64_t hosts = 0;
     // Hosts whose job_end never arrived: 0 once the job ended everywhere;
     // more when the summary was written after --idle-close seconds of
     // silence from what arrived (incomplete), or at one host's job_end
     // while others still run.
     uint64_t hosts_without_job_end = 0;
-    int64_t started_ns = 0;           // start of the duration (ns since the epoch)
-    int64_t ended_ns = 0;             // end of the duration (latest job_end)
+    int64_t started_ns = 0;  // start of the duration (ns since the epoch)
+    int64_t ended_ns = 0;    // end of the duration (latest job_end)
     // Empty unless a sampler found that a cgroup directory it read held none
     // of the job's processes ("<host>: " before each when several hosts).
     std::string cgroup_warning;
@@ -65,4 +65,4 @@ std::filesystem::path job_file_path(const std::filesystem::path &dir, std::strin
 // when the file or its summary (written at job end) does not exist.
 Result<JobSummary> read_job_summary(const std::filesystem::path &file);
 
-} // namespace colmet::collector
+}  // namespace colmet::collector

@@ -11,7 +11,7 @@ constexpr size_t k_entry_bytes = 96;  // a map or set node's bookkeeping (estima
 
 size_t heap(const std::string &s) { return s.capacity() > 15 ? s.capacity() + 1 : 0; }
 
-} // namespace
+}  // namespace
 
 void NodeSharing::add_overlap(Interval &interval, const std::string &other)
 {
@@ -48,9 +48,8 @@ void NodeSharing::prune(Host &host)
     }
 }
 
-std::vector<std::pair<std::string, std::string>> NodeSharing::observe(const std::string &host_name,
-                                                                      const std::string &job,
-                                                                      wire::MessageKind kind, int64_t time_ns)
+std::vector<std::pair<std::string, std::string>>
+NodeSharing::observe(const std::string &host_name, const std::string &job, wire::MessageKind kind, int64_t time_ns)
 {
     auto [host_it, new_host] = m_hosts.try_emplace(host_name);
     if (new_host)
@@ -125,4 +124,4 @@ size_t NodeSharing::tracked(const std::string &host) const
     return it == m_hosts.end() ? 0 : it->second.jobs.size();
 }
 
-} // namespace colmet::collector::hdf5
+}  // namespace colmet::collector::hdf5

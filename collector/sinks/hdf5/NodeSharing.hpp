@@ -29,7 +29,7 @@ namespace colmet::collector::hdf5 {
 class NodeSharing {
 public:
     static constexpr int64_t k_retention_ns = 3600LL * 1'000'000'000;  // one hour
-    static constexpr size_t k_max_ended = 64;                           // ended intervals kept per host
+    static constexpr size_t k_max_ended = 64;                          // ended intervals kept per host
 
     // One message of `job` on `host` at `time_ns`. Returns the overlaps
     // first seen now, each in both directions: {job, other} and {other, job}.
@@ -51,7 +51,7 @@ private:
         bool ended = false;
         int64_t end_ns = 0;
         std::set<std::string> overlaps;  // already reported
-        size_t bytes = 0;                 // counted in m_bytes
+        size_t bytes = 0;                // counted in m_bytes
     };
     struct Host {
         std::map<std::string, Interval> jobs;
@@ -68,4 +68,4 @@ private:
     size_t m_bytes = 0;
 };
 
-} // namespace colmet::collector::hdf5
+}  // namespace colmet::collector::hdf5

@@ -10,7 +10,7 @@ namespace {
 // Bookkeeping a block costs beside its bytes (its entry, malloc's header).
 constexpr size_t k_block_overhead = 32;
 
-} // namespace
+}  // namespace
 
 RowBuffer::RowBuffer(size_t row_bytes) : m_row_bytes(std::max<size_t>(row_bytes, 1)) {}
 
@@ -21,10 +21,7 @@ size_t RowBuffer::block_rows(size_t index) const
     return std::max<size_t>(bytes / m_row_bytes, 1);
 }
 
-size_t RowBuffer::growth_bound(size_t row_bytes)
-{
-    return std::max(k_max_block_bytes, row_bytes) + k_block_overhead;
-}
+size_t RowBuffer::growth_bound(size_t row_bytes) { return std::max(k_max_block_bytes, row_bytes) + k_block_overhead; }
 
 unsigned char *RowBuffer::append()
 {
@@ -95,4 +92,4 @@ void RowBuffer::release()
     m_cursor_block = m_cursor_first = 0;
 }
 
-} // namespace colmet::collector::hdf5
+}  // namespace colmet::collector::hdf5

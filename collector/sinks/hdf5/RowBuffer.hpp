@@ -21,7 +21,7 @@ namespace colmet::collector::hdf5 {
 class RowBuffer {
 public:
     static constexpr size_t k_first_block_bytes = 512;
-    static constexpr size_t k_max_block_bytes = 64 * 1024;
+    static constexpr size_t k_max_block_bytes = size_t{64} * 1024;
 
     explicit RowBuffer(size_t row_bytes);
     RowBuffer(RowBuffer &&) noexcept = default;
@@ -62,4 +62,4 @@ private:
     mutable size_t m_cursor_first = 0;  // first row of that block
 };
 
-} // namespace colmet::collector::hdf5
+}  // namespace colmet::collector::hdf5

@@ -21,7 +21,7 @@ namespace {
 // last, partly filled chunk of each dataset from memory, so its cost grows
 // with the chunk size, while rows arrive a few at a time (one per sampling
 // period).
-constexpr hsize_t k_chunk_target_bytes = 8 * 1024;
+constexpr hsize_t k_chunk_target_bytes = hsize_t{8} * 1024;
 constexpr hsize_t k_min_chunk_rows = 32;
 constexpr hsize_t k_max_chunk_rows = 4096;
 constexpr hsize_t k_time_chunk_rows = 1024;  // 8 KiB of int64
@@ -59,7 +59,7 @@ size_t descriptor_bytes(const wire::BackendBlock &block)
     return bytes;
 }
 
-} // namespace
+}  // namespace
 
 Segment Segment::make(const wire::BackendBlock &block, int64_t started_ns)
 {
@@ -84,9 +84,9 @@ Result<void> Segment::create(hid_t backend_group, const std::string &name, const
         units.push_back(m.unit);
         kinds.emplace_back(kind_name(m.kind));
     }
-    for (auto r : {write_strs_attr(group.get(), "names", names), write_strs_attr(group.get(), "units", units),
-                   write_strs_attr(group.get(), "kinds", kinds),
-                   write_i64_attr(group.get(), "started_ns", m_started_ns)})
+    for (const auto &r :
+         {write_strs_attr(group.get(), "names", names), write_strs_attr(group.get(), "units", units),
+          write_strs_attr(group.get(), "kinds", kinds), write_i64_attr(group.get(), "started_ns", m_started_ns)})
         if (!r)
             return r.error();
 
@@ -95,8 +95,8 @@ Result<void> Segment::create(hid_t backend_group, const std::string &name, const
     const hsize_t zero = 0, unlimited = H5S_UNLIMITED;
     Dataspace time_space{H5Screate_simple(1, &zero, &unlimited)};
     PropList time_dcpl = create_plist(1, &k_time_chunk_rows, options.compression_level);
-    Dataset time{H5Dcreate2(group.get(), "time", H5T_STD_I64LE, time_space.get(), H5P_DEFAULT, time_dcpl.get(),
-                            H5P_DEFAULT)};
+    Dataset time{
+        H5Dcreate2(group.get(), "time", H5T_STD_I64LE, time_space.get(), H5P_DEFAULT, time_dcpl.get(), H5P_DEFAULT)};
     if (!time)
         return h5_error("create dataset " + name + "/time");
     if (auto r = write_str_attr(time.get(), "unit", "ns since 1970-01-01 UTC"); !r)
@@ -107,8 +107,8 @@ Result<void> Segment::create(hid_t backend_group, const std::string &name, const
     PropList value_dcpl = create_plist(2, chunk.data(), options.compression_level);
     const double nan = std::numeric_limits<double>::quiet_NaN();
     H5Pset_fill_value(value_dcpl.get(), H5T_NATIVE_DOUBLE, &nan);
-    Dataset values{H5Dcreate2(group.get(), "values", H5T_IEEE_F64LE, value_space.get(), H5P_DEFAULT,
-                              value_dcpl.get(), H5P_DEFAULT)};
+    Dataset values{H5Dcreate2(group.get(), "values", H5T_IEEE_F64LE, value_space.get(), H5P_DEFAULT, value_dcpl.get(),
+                              H5P_DEFAULT)};
     if (!values)
         return h5_error("create dataset " + name + "/values");
     m_group = std::move(group);
@@ -162,7 +162,7 @@ hsize_t chunk_rows_of(hid_t dataset)
     return std::max<hsize_t>(chunk[0], 1);
 }
 
-} // namespace
+}  // namespace
 
 Result<Segment> Segment::open(hid_t backend_group, const std::string &name, uint64_t *lost_rows)
 {
@@ -342,4 +342,4 @@ size_t Segment::append_bound(const wire::BackendBlock &block, bool new_segment)
     return bytes;
 }
 
-} // namespace colmet::collector::hdf5
+}  // namespace colmet::collector::hdf5

@@ -109,8 +109,8 @@ private:
     std::optional<ChunkAppender> m_values_out;
     RowBuffer m_times{sizeof(int64_t)};
     RowBuffer m_values{sizeof(double)};  // rows of n_metrics values
-    std::string m_status;          // last non-empty status seen
-    bool m_status_dirty = false;   // not yet written
+    std::string m_status;                // last non-empty status seen
+    bool m_status_dirty = false;         // not yet written
 };
 
-} // namespace colmet::collector::hdf5
+}  // namespace colmet::collector::hdf5

@@ -38,4 +38,4 @@ void StdoutSink::consume(const wire::Message &msg, const Delivery &delivery) noe
 void StdoutSink::tick(int64_t) noexcept { std::fflush(m_out); }
 void StdoutSink::close_all() noexcept { std::fflush(m_out); }
 
-} // namespace colmet::collector
+}  // namespace colmet::collector

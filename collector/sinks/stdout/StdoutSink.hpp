@@ -19,4 +19,4 @@ private:
     std::FILE *m_out;
 };
 
-} // namespace colmet::collector
+}  // namespace colmet::collector

@@ -29,17 +29,18 @@ public:
         const size_t event_label = name.event.empty() ? 0 : field_size(label_size(5, name.event.size()));
         const int64_t ms = time_ns / 1'000'000;
         const size_t sample = 9 + 1 + varint_size(static_cast<uint64_t>(ms));
-        const size_t series = name_label + m_cluster_bytes.size() + event_label + m_other_bytes.size() + field_size(sample);
+        const size_t series =
+            name_label + m_cluster_bytes.size() + event_label + m_other_bytes.size() + field_size(sample);
 
         // Written through a pointer into space made once for the point.
         const size_t old = m_raw.size();
         m_raw.resize(old + field_size(series));
         char *p = m_raw.data() + old;
-        p = tag_length(p, 1, series);                        // WriteRequest.timeseries
-        p = tag_length(p, 1, label_size(8, name_size));      // TimeSeries.labels
-        p = tag_length(p, 1, 8);                             // Label.name
+        p = tag_length(p, 1, series);                    // WriteRequest.timeseries
+        p = tag_length(p, 1, label_size(8, name_size));  // TimeSeries.labels
+        p = tag_length(p, 1, 8);                         // Label.name
         p = copy(p, "__name__");
-        p = tag_length(p, 2, name_size);                     // Label.value
+        p = tag_length(p, 2, name_size);  // Label.value
         p = copy(p, name.measurement);
         *p++ = '_';
         p = copy(p, name.field);
@@ -47,7 +48,7 @@ public:
         if (!name.event.empty())
             p = label(p, "event", name.event);
         p = copy(p, m_other_bytes);
-        p = tag_length(p, 2, sample);  // TimeSeries.samples
+        p = tag_length(p, 2, sample);    // TimeSeries.samples
         *p++ = static_cast<char>(0x09);  // Sample.value, fixed64 little-endian
         uint64_t bits = 0;
         std::memcpy(&bits, &value, sizeof bits);
@@ -134,7 +135,8 @@ private:
         m_job_id.assign(l.job_id);
         m_user.assign(l.user);
         m_have_labels = true;
-        const auto bytes = [](std::string &out, std::initializer_list<std::pair<std::string_view, std::string_view>> kv) {
+        const auto bytes = [](std::string &out,
+                              std::initializer_list<std::pair<std::string_view, std::string_view>> kv) {
             size_t size = 0;
             for (const auto &[key, value] : kv)
                 if (!value.empty())
@@ -216,7 +218,8 @@ private:
         escape(value, true);
     }
 
-    template <typename T> void number(T value)
+    template <typename T>
+    void number(T value)
     {
         char buf[32];
         auto [end, ec] = std::to_chars(buf, buf + sizeof buf, value);
@@ -227,7 +230,7 @@ private:
     size_t m_points = 0;
 };
 
-} // namespace
+}  // namespace
 
 std::optional<Protocol> parse_protocol(std::string_view name)
 {
@@ -247,4 +250,4 @@ std::unique_ptr<Encoder> make_encoder(Protocol protocol)
     return std::make_unique<InfluxEncoder>();
 }
 
-} // namespace colmet::collector::tsdb
+}  // namespace colmet::collector::tsdb

@@ -45,4 +45,4 @@ public:
 
 std::unique_ptr<Encoder> make_encoder(Protocol protocol);
 
-} // namespace colmet::collector::tsdb
+}  // namespace colmet::collector::tsdb

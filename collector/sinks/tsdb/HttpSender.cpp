@@ -8,11 +8,11 @@
 #include <spdlog/spdlog.h>
 
 #include <algorithm>
-#include <csignal>
-#include <pthread.h>
 #include <condition_variable>
+#include <csignal>
 #include <deque>
 #include <mutex>
+#include <pthread.h>
 #include <thread>
 
 namespace colmet::collector::tsdb {
@@ -50,7 +50,7 @@ Result<std::string> first_line(const std::string &path, const char *what)
     return line;
 }
 
-} // namespace
+}  // namespace
 
 struct HttpSender::State {
     HttpOptions options;
@@ -108,8 +108,8 @@ Outcome HttpSender::State::post(const Batch &batch)
         log_problem(options.url + ": HTTP " + std::to_string(status) + " " + answer + "; will retry");
         return Outcome::retry;
     }
-    log_problem(options.url + ": HTTP " + std::to_string(status) + " " + answer + "; " +
-                std::to_string(batch.points) + " points dropped");
+    log_problem(options.url + ": HTTP " + std::to_string(status) + " " + answer + "; " + std::to_string(batch.points) +
+                " points dropped");
     return Outcome::rejected;
 }
 
@@ -166,7 +166,7 @@ void HttpSender::State::run()
     stats.queued_points = 0;
 }
 
-Result<std::unique_ptr<HttpSender>> HttpSender::start(HttpOptions options, std::vector<std::string> headers)
+Result<std::unique_ptr<HttpSender>> HttpSender::start(HttpOptions options, const std::vector<std::string> &headers)
 {
     static std::once_flag curl_ready;
     std::call_once(curl_ready, [] { curl_global_init(CURL_GLOBAL_DEFAULT); });
@@ -279,4 +279,4 @@ void HttpSender::stop(std::chrono::milliseconds grace)
         m_state->thread.join();
 }
 
-} // namespace colmet::collector::tsdb
+}  // namespace colmet::collector::tsdb

@@ -24,12 +24,12 @@
 namespace colmet::collector::tsdb {
 
 struct HttpOptions {
-    std::string url;                 // http:// or https://
-    double timeout_s = 10;           // per request, connection included
-    size_t queue_bytes = 64 << 20;   // compressed bodies waiting at most
-    std::string bearer_token_file;   // "Authorization: Bearer <first line>"
-    std::string basic_auth_file;     // its first line, "user:password"
-    std::string ca_file;             // TLS: trust these CAs instead of the system's
+    std::string url;                // http:// or https://
+    double timeout_s = 10;          // per request, connection included
+    size_t queue_bytes = 64 << 20;  // compressed bodies waiting at most
+    std::string bearer_token_file;  // "Authorization: Bearer <first line>"
+    std::string basic_auth_file;    // its first line, "user:password"
+    std::string ca_file;            // TLS: trust these CAs instead of the system's
 };
 
 struct SenderStats {
@@ -46,7 +46,7 @@ class HttpSender {
 public:
     // Reads the credential files (an unreadable one is an error) and starts
     // the thread.
-    static Result<std::unique_ptr<HttpSender>> start(HttpOptions options, std::vector<std::string> headers);
+    static Result<std::unique_ptr<HttpSender>> start(HttpOptions options, const std::vector<std::string> &headers);
     ~HttpSender();  // stop(0) unless stopped
     HttpSender(const HttpSender &) = delete;
     HttpSender &operator=(const HttpSender &) = delete;
@@ -63,4 +63,4 @@ private:
     std::unique_ptr<State> m_state;
 };
 
-} // namespace colmet::collector::tsdb
+}  // namespace colmet::collector::tsdb

@@ -23,7 +23,7 @@ bool ends_with(std::string_view s, std::string_view suffix)
     return s.size() >= suffix.size() && s.substr(s.size() - suffix.size()) == suffix;
 }
 
-} // namespace
+}  // namespace
 
 std::string unit_word(const std::string &unit)
 {
@@ -68,4 +68,4 @@ SeriesName series_name(const std::string &backend, const wire::MetricDescriptor 
     return n;
 }
 
-} // namespace colmet::collector::tsdb
+}  // namespace colmet::collector::tsdb

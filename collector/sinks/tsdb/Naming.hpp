@@ -36,4 +36,4 @@ SeriesName series_name(const std::string &backend, const wire::MetricDescriptor 
 // sanitised and lower-cased.
 std::string unit_word(const std::string &unit);
 
-} // namespace colmet::collector::tsdb
+}  // namespace colmet::collector::tsdb

@@ -15,7 +15,7 @@ constexpr size_t k_max_name_sets = 4096;
 
 int64_t to_ns(double seconds) { return static_cast<int64_t>(seconds * 1e9); }
 
-} // namespace
+}  // namespace
 
 Result<std::unique_ptr<TsdbSink>> TsdbSink::make(TsdbOptions options)
 {
@@ -142,7 +142,8 @@ void TsdbSink::tick(int64_t now_mono_ns) noexcept
             send_batch();
         if (now_mono_ns - m_last_cleanup_ns > 60LL * 1'000'000'000) {
             m_last_cleanup_ns = now_mono_ns;
-            std::erase_if(m_jobs, [&](const auto &kv) { return now_mono_ns - kv.second.seen_mono_ns > k_forget_job_ns; });
+            std::erase_if(m_jobs,
+                          [&](const auto &kv) { return now_mono_ns - kv.second.seen_mono_ns > k_forget_job_ns; });
             if (m_node_times.size() > 100000)
                 m_node_times.clear();
         }
@@ -184,9 +185,9 @@ SenderStats TsdbSink::stats() const
 std::string TsdbSink::stats_text() const
 {
     const SenderStats s = stats();
-    return "tsdb: " + std::to_string(s.points_sent) + " points sent, " + std::to_string(s.queued_points) +
-           " queued, " + std::to_string(s.points_dropped) + " dropped, " + std::to_string(s.points_rejected) +
-           " rejected; " + std::to_string(s.requests) + " requests, " + std::to_string(s.retries) + " retried";
+    return "tsdb: " + std::to_string(s.points_sent) + " points sent, " + std::to_string(s.queued_points) + " queued, " +
+           std::to_string(s.points_dropped) + " dropped, " + std::to_string(s.points_rejected) + " rejected; " +
+           std::to_string(s.requests) + " requests, " + std::to_string(s.retries) + " retried";
 }
 
-} // namespace colmet::collector::tsdb
+}  // namespace colmet::collector::tsdb

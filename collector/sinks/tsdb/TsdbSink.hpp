@@ -40,10 +40,10 @@ namespace colmet::collector::tsdb {
 struct TsdbOptions {
     Protocol protocol = Protocol::remote_write;
     HttpOptions http;
-    std::string cluster;            // the cluster label (empty: none)
-    size_t batch_points = 10000;    // a batch is sent when it holds this many points...
-    double batch_interval_s = 1;    // ...or is this old
-    double stop_grace_s = 5;        // at close_all, how long queued batches may still take
+    std::string cluster;          // the cluster label (empty: none)
+    size_t batch_points = 10000;  // a batch is sent when it holds this many points...
+    double batch_interval_s = 1;  // ...or is this old
+    double stop_grace_s = 5;      // at close_all, how long queued batches may still take
 };
 
 class TsdbSink final : public Sink {
@@ -64,8 +64,7 @@ public:
     std::string stats_text() const override;
 
 private:
-    TsdbSink(TsdbOptions options, std::unique_ptr<Encoder> encoder, std::unique_ptr<HttpSender> sender,
-             Submit submit);
+    TsdbSink(TsdbOptions options, std::unique_ptr<Encoder> encoder, std::unique_ptr<HttpSender> sender, Submit submit);
     const std::vector<SeriesName> &names_of(const wire::BackendBlock &block);
     void send_batch();
 
@@ -82,7 +81,7 @@ private:
     Submit m_submit;
     int64_t m_batch_started_ns = 0;  // CLOCK_MONOTONIC of the first point of the batch (0: empty)
     int64_t m_now_ns = 0;
-    std::unordered_map<std::string, JobInfo> m_jobs;           // the user of each job heard of
+    std::unordered_map<std::string, JobInfo> m_jobs;                      // the user of each job heard of
     std::map<std::pair<std::string, std::string>, int64_t> m_node_times;  // (host, backend): last time written
     // Series names by descriptor bytes (decoded messages share them); the
     // key's shared_ptr keeps the bytes, so an address is never reused.
@@ -92,4 +91,4 @@ private:
     bool m_closed = false;
 };
 
-} // namespace colmet::collector::tsdb
+}  // namespace colmet::collector::tsdb

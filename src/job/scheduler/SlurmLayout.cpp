@@ -35,7 +35,7 @@ bool is_dir(const fs::path &p)
     return fs::is_directory(p, ec);
 }
 
-} // namespace
+}  // namespace
 
 std::string sampler_id(const SamplerRef &ref)
 {
@@ -108,4 +108,4 @@ std::optional<fs::path> manages_cgroups(const fs::path &root, const std::vector<
     return std::nullopt;
 }
 
-} // namespace colmet::sched::slurm
+}  // namespace colmet::sched::slurm

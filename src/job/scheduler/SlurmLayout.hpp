@@ -50,4 +50,4 @@ std::string v2_cgroup(const std::filesystem::path &root, const SamplerRef &ref);
 std::optional<std::filesystem::path> manages_cgroups(const std::filesystem::path &root,
                                                      const std::vector<std::string> &made_by_colmet);
 
-} // namespace colmet::sched::slurm
+}  // namespace colmet::sched::slurm

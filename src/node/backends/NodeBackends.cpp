@@ -22,7 +22,7 @@ void write_mapping(const std::string &dir, std::string_view prefix, int64_t now_
         spdlog::warn("{} file: {}", prefix, file.error().message());
 }
 
-} // namespace
+}  // namespace
 
 std::vector<std::unique_ptr<MetricBackend>> make_node_backends(const NodeBackendRequest &request, int64_t now_ns)
 {
@@ -37,8 +37,8 @@ std::vector<std::unique_ptr<MetricBackend>> make_node_backends(const NodeBackend
         }
         if (size_t n = (*backend)->metrics().size(); n > wire::k_max_metrics_per_backend) {
             // More than one message may carry for a backend (every message would be refused).
-            spdlog::warn("backend {} not available: {} metrics, more than the protocol's {} per backend",
-                         factory.name, n, wire::k_max_metrics_per_backend);
+            spdlog::warn("backend {} not available: {} metrics, more than the protocol's {} per backend", factory.name,
+                         n, wire::k_max_metrics_per_backend);
             continue;
         }
         spdlog::info("backend {}: {} metrics (node scope)", factory.name, (*backend)->metrics().size());
@@ -56,4 +56,4 @@ std::vector<std::unique_ptr<MetricBackend>> make_node_backends(const NodeBackend
     return out;
 }
 
-} // namespace colmet::node
+}  // namespace colmet::node

@@ -30,4 +30,4 @@ struct NodeBackendRequest {
 // write one is a warning.
 std::vector<std::unique_ptr<MetricBackend>> make_node_backends(const NodeBackendRequest &request, int64_t now_ns);
 
-} // namespace colmet::node
+}  // namespace colmet::node

@@ -40,10 +40,9 @@ const std::vector<NodeBackendFactory> &node_backends()
         {"rapl", "--enable-RAPL",
          "Energy of each CPU package and RAPL domain (powercap, else the perf power PMU), cumulative J",
          &backends::rapl::make_rapl_backend},
-        {"temperature", "--enable-temperature",
-         "Temperatures of the thermal zones and hwmon sensors, degC", &backends::temperature::make_temperature_backend},
-        {"infiniband", "--enable-infiniband",
-         "InfiniBand/Omni-Path port counters: bytes and packets sent and received",
+        {"temperature", "--enable-temperature", "Temperatures of the thermal zones and hwmon sensors, degC",
+         &backends::temperature::make_temperature_backend},
+        {"infiniband", "--enable-infiniband", "InfiniBand/Omni-Path port counters: bytes and packets sent and received",
          &backends::infiniband::make_infiniband_backend},
         {"lustre", "--enable-lustre", "Lustre client statistics of each mount (llite stats): bytes and operations",
          &backends::lustre::make_lustre_backend},
@@ -59,4 +58,4 @@ const NodeBackendFactory *find_node_backend(std::string_view name)
     return nullptr;
 }
 
-} // namespace colmet::node
+}  // namespace colmet::node

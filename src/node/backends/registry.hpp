@@ -50,4 +50,4 @@ const std::vector<NodeBackendFactory> &node_backends();
 // The node-level factory of that name, or nullptr.
 const NodeBackendFactory *find_node_backend(std::string_view name);
 
-} // namespace colmet::node
+}  // namespace colmet::node

@@ -1,8 +1,8 @@
 #include "node/control/ControlDecoding.hpp"
 
 #include "node/NodeOptions.hpp"
-#include "node/control/ControlProtocol.hpp"
 #include "node/backends/perfhw/PerfEventSpec.hpp"
+#include "node/control/ControlProtocol.hpp"
 #include "wire/rules.hpp"
 
 #include <cmath>
@@ -48,11 +48,15 @@ std::optional<std::string_view> as_str(const object &o)
 std::optional<double> as_number(const object &o)
 {
     switch (o.type) {
-    case type::POSITIVE_INTEGER: return static_cast<double>(o.via.u64);
-    case type::NEGATIVE_INTEGER: return static_cast<double>(o.via.i64);
+    case type::POSITIVE_INTEGER:
+        return static_cast<double>(o.via.u64);
+    case type::NEGATIVE_INTEGER:
+        return static_cast<double>(o.via.i64);
     case type::FLOAT32:
-    case type::FLOAT64: return o.via.f64;
-    default: return std::nullopt;
+    case type::FLOAT64:
+        return o.via.f64;
+    default:
+        return std::nullopt;
     }
 }
 
@@ -112,4 +116,4 @@ std::string shown_key(std::string_view key)
     return shown;
 }
 
-} // namespace colmet::node::control::detail
+}  // namespace colmet::node::control::detail

@@ -73,4 +73,4 @@ Result<void> for_each_entry(const object &m, const KeyRules &rules, Fn &&fn)
 // An unknown key as shown in an error: at most 64 characters, printable.
 std::string shown_key(std::string_view key);
 
-} // namespace colmet::node::control::detail
+}  // namespace colmet::node::control::detail

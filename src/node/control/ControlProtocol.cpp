@@ -60,17 +60,23 @@ Result<ControlState> decode_state(const object &o)
     return st;
 }
 
-} // namespace
+}  // namespace
 
 const char *to_string(Rejection r)
 {
     switch (r) {
-    case Rejection::invalid: return "invalid";
-    case Rejection::unsupported: return "unsupported";
-    case Rejection::failed: return "failed";
-    case Rejection::permission: return "permission";
-    case Rejection::busy: return "busy";
-    case Rejection::timeout: return "timeout";
+    case Rejection::invalid:
+        return "invalid";
+    case Rejection::unsupported:
+        return "unsupported";
+    case Rejection::failed:
+        return "failed";
+    case Rejection::permission:
+        return "permission";
+    case Rejection::busy:
+        return "busy";
+    case Rejection::timeout:
+        return "timeout";
     }
     return "invalid";
 }
@@ -359,4 +365,4 @@ std::filesystem::path control_socket_path(const std::filesystem::path &dir, std:
     return job_file(dir, job_id, JobFile::control_socket);
 }
 
-} // namespace colmet::node::control
+}  // namespace colmet::node::control

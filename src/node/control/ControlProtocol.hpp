@@ -19,7 +19,7 @@ namespace colmet::node::control {
 
 inline constexpr uint32_t k_control_version = 1;
 inline constexpr size_t k_frame_header_bytes = 4;
-inline constexpr size_t k_max_frame_bytes = 64 * 1024;  // request or answer body
+inline constexpr size_t k_max_frame_bytes = size_t{64} * 1024;  // request or answer body
 inline constexpr size_t k_max_reason_length = 1024;
 
 enum class PerfhwAction : uint8_t { none, pause, resume };
@@ -31,7 +31,7 @@ struct ControlRequest {
     // name ("a:b", "a_b") cannot reach the wrong sampler: it refuses a
     // request naming another job. Optional on the wire; colmet-ctl sends it.
     std::optional<std::string> job_id;
-    std::optional<double> period_s;                      // 0.1 .. 3600
+    std::optional<double> period_s;                         // 0.1 .. 3600
     std::optional<std::vector<std::string>> perfhw_events;  // split and checked, see decode_request
     PerfhwAction perfhw = PerfhwAction::none;
     // Take and send one sample now, after the other changes (the Slurm
@@ -62,8 +62,8 @@ struct ControlAnswer {
     bool accepted = false;
     Rejection code = Rejection::invalid;  // when rejected
     std::string reason;                   // when rejected
-    std::vector<std::string> changed;     // when accepted: "sample_period", "perfhw_events", "perfhw_paused", "perfhw_resumed",
-                                          // "sampled"
+    std::vector<std::string> changed;     // when accepted: "sample_period", "perfhw_events", "perfhw_paused",
+                                          // "perfhw_resumed", "sampled"
     std::optional<ControlState> state;    // absent in answers to a refused peer
 
     static ControlAnswer reject(Rejection code, std::string reason);
@@ -116,4 +116,4 @@ private:
 // job_file(dir, job_id, JobFile::control_socket): <dir>/<stem>.ctl (common/names.hpp)
 std::filesystem::path control_socket_path(const std::filesystem::path &dir, std::string_view job_id);
 
-} // namespace colmet::node::control
+}  // namespace colmet::node::control

@@ -36,7 +36,7 @@ Result<sockaddr_un> unix_address(const fs::path &path)
 // A socket file left behind: remove it if nobody answers on it any more.
 Result<void> clear_stale(const fs::path &path, const sockaddr_un &addr)
 {
-    struct stat st{};
+    struct stat st {};
     if (::lstat(path.c_str(), &st) != 0)
         return errno == ENOENT ? ok() : Error::system("lstat", path.string(), errno);
     if (!S_ISSOCK(st.st_mode))
@@ -71,12 +71,9 @@ void send_best_effort(int fd, const std::string &bytes)
     (void)!::send(fd, bytes.data(), bytes.size(), MSG_NOSIGNAL | MSG_DONTWAIT);
 }
 
-} // namespace
+}  // namespace
 
-bool peer_allowed(uid_t peer, uid_t owner, uid_t self)
-{
-    return peer == 0 || peer == owner || peer == self;
-}
+bool peer_allowed(uid_t peer, uid_t owner, uid_t self) { return peer == 0 || peer == owner || peer == self; }
 
 Result<std::pair<uid_t, gid_t>> resolve_owner(const std::string &user)
 {
@@ -121,7 +118,7 @@ Result<std::unique_ptr<ControlServer>> ControlServer::open(const ControlServerOp
     ::umask(old_mask);
     if (rc != 0)
         return Error::system("bind", s->m_path.string(), bind_errno);
-    struct stat st{};
+    struct stat st {};
     if (::lstat(s->m_path.c_str(), &st) != 0 || !S_ISSOCK(st.st_mode))
         return Error::system("lstat", s->m_path.string(), errno);
     s->m_dev = st.st_dev;
@@ -142,7 +139,7 @@ ControlServer::~ControlServer()
     m_conns.clear();
     if (m_path.empty() || !m_listen.valid())
         return;
-    struct stat st{};
+    struct stat st {};
     if (::lstat(m_path.c_str(), &st) == 0 && st.st_dev == m_dev && st.st_ino == m_ino)
         ::unlink(m_path.c_str());
 }
@@ -162,10 +159,7 @@ int64_t ControlServer::next_deadline() const
     return next;
 }
 
-bool ControlServer::done(const Connection &c) const
-{
-    return c.closed || (!c.out.empty() && c.sent == c.out.size());
-}
+bool ControlServer::done(const Connection &c) const { return c.closed || (!c.out.empty() && c.sent == c.out.size()); }
 
 void ControlServer::handle(std::span<const pollfd> fds, int64_t now_ns, const Handler &handler)
 {
@@ -186,9 +180,9 @@ void ControlServer::handle(std::span<const pollfd> fds, int64_t now_ns, const Ha
     for (auto &c : m_conns) {
         if (!done(*c) && now_ns >= c->deadline) {
             if (c->out.empty())
-                send_best_effort(c->fd.get(),
-                                 frame(encode_answer(ControlAnswer::reject(
-                                     Rejection::timeout, "no complete request frame within the connection's deadline"))));
+                send_best_effort(c->fd.get(), frame(encode_answer(ControlAnswer::reject(
+                                                  Rejection::timeout,
+                                                  "no complete request frame within the connection's deadline"))));
             ++m_stats.refused;
             c->closed = true;
         }
@@ -263,8 +257,8 @@ void ControlServer::read_request(Connection &c, const Handler &handler)
             ++m_stats.requests;
             auto request = decode_request(c.reader.body());
             if (!request)
-                answer(c, with_state(ControlAnswer::reject(Rejection::invalid,
-                                                           "bad request: " + request.error().message())));
+                answer(c, with_state(
+                              ControlAnswer::reject(Rejection::invalid, "bad request: " + request.error().message())));
             else
                 answer(c, handler(*request));
             return;
@@ -292,4 +286,4 @@ void ControlServer::write_answer(Connection &c)
     }
 }
 
-} // namespace colmet::node::control
+}  // namespace colmet::node::control

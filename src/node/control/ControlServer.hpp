@@ -29,9 +29,9 @@ namespace colmet::node::control {
 struct ControlServerOptions {
     std::filesystem::path dir = "/run/colmet";
     std::string job_id;
-    uid_t owner_uid = 0;                  // the job's user; the socket is chowned to it
+    uid_t owner_uid = 0;                       // the job's user; the socket is chowned to it
     gid_t owner_gid = static_cast<gid_t>(-1);  // -1: left as it is
-    int64_t deadline_ns = 1'000'000'000;  // whole request and answer, per connection
+    int64_t deadline_ns = 1'000'000'000;       // whole request and answer, per connection
     size_t max_connections = 4;
 };
 
@@ -100,4 +100,4 @@ private:
     ControlServerStats m_stats;
 };
 
-} // namespace colmet::node::control
+}  // namespace colmet::node::control

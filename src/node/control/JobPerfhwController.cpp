@@ -50,4 +50,4 @@ Result<void> JobPerfhwController::reopen(MetricBackend &backend)
     return static_cast<perfhw::PerfhwBackend &>(backend).reopen();
 }
 
-} // namespace colmet::node::control
+}  // namespace colmet::node::control

@@ -6,7 +6,7 @@ namespace colmet::node::control {
 namespace {
 
 constexpr int k_messages_per_call = 16;
-constexpr int64_t k_max_message_bytes = 64 * 1024;
+constexpr int64_t k_max_message_bytes = int64_t{64} * 1024;
 
 std::string describe(const ControlRequest &r)
 {
@@ -22,7 +22,7 @@ std::string describe(const ControlRequest &r)
     return s;
 }
 
-} // namespace
+}  // namespace
 
 Result<std::unique_ptr<LegacyControl>> LegacyControl::bind(const std::string &uri)
 {
@@ -98,4 +98,4 @@ bool LegacyControl::handle(const Handler &handler)
     return true;
 }
 
-} // namespace colmet::node::control
+}  // namespace colmet::node::control

@@ -46,4 +46,4 @@ private:
     log::RateLimiter m_log_limit{5, std::chrono::seconds(60)};  // rejections logged
 };
 
-} // namespace colmet::node::control
+}  // namespace colmet::node::control

@@ -37,8 +37,9 @@ struct JobPerfhwOptions {
 // of PerfhwBackend (the backend must be one it or the factory built).
 class JobPerfhwController final : public PerfhwController {
 public:
-    JobPerfhwController(JobContext ctx, JobPerfhwOptions options)
-        : m_ctx(std::move(ctx)), m_options(std::move(options)) {}
+    JobPerfhwController(JobContext ctx, JobPerfhwOptions options) : m_ctx(std::move(ctx)), m_options(std::move(options))
+    {
+    }
 
     Result<std::unique_ptr<MetricBackend>> build(const std::vector<std::string> &names) override;
     void release(MetricBackend &backend) noexcept override;
@@ -49,4 +50,4 @@ private:
     JobPerfhwOptions m_options;
 };
 
-} // namespace colmet::node::control
+}  // namespace colmet::node::control

@@ -44,8 +44,8 @@ pid_t start_collector(const fs::path &out, const std::string &uri, const fs::pat
         FILE *f = std::freopen(log.c_str(), "w", stderr);
         (void)f;
         std::string bin = std::string(COLMET_BIN_DIR) + "/colmet-collector";
-        execl(bin.c_str(), bin.c_str(), "--config", "/dev/null", "--allow-root", "--zeromq-bind-uri", uri.c_str(), "--hdf5-dir",
-              out.c_str(), "-v", static_cast<char *>(nullptr));
+        execl(bin.c_str(), bin.c_str(), "--config", "/dev/null", "--allow-root", "--zeromq-bind-uri", uri.c_str(),
+              "--hdf5-dir", out.c_str(), "-v", static_cast<char *>(nullptr));
         _exit(127);
     }
     return pid;
@@ -122,7 +122,7 @@ CollectorLog parse_final_stats(const fs::path &log)
     return r;
 }
 
-} // namespace
+}  // namespace
 
 TEST(CollectorRobustness, survives_ten_thousand_hostile_messages_and_stores_the_valid_job)
 {
@@ -176,8 +176,8 @@ TEST(CollectorRobustness, survives_ten_thousand_hostile_messages_and_stores_the_
             send(hostile[static_cast<size_t>(i / 6) % hostile.size()]);
             ++certainly_invalid;
             break;
-        case 4:  // valid bytes with trailing garbage
-            send(valid + "\x00\x01");
+        case 4:                                        // valid bytes with trailing garbage
+            send(valid + std::string("\x00\x01", 2));  // a literal "\x00\x01" would append nothing
             ++certainly_invalid;
             break;
         case 5:

@@ -9,7 +9,6 @@
 
 #include <filesystem>
 
-
 using namespace colmet;
 
 namespace {
@@ -24,7 +23,7 @@ void write_process(const test::FakeTree &tree, int pid)
                                     "cancelled_write_bytes: 7\n");
 }
 
-} // namespace
+}  // namespace
 
 TEST(AllocationTest, the_counter_counts)
 {
@@ -45,9 +44,9 @@ TEST(AllocationTest, steady_state_samples_do_not_allocate)
         std::string procs_dir = layout == std::string("v1") ? "cg/pids/job" : "cg/job";
         tree.write(procs_dir + "/cgroup.procs", "100\n101\n102\n");
         tree.write(procs_dir + "/step_0/cgroup.procs", "");
-        auto paths = layout == std::string("v1") ? test::v1_paths(tree.path("cg"), {"cpuacct", "cpu", "memory",
-                                                                                      "blkio", "pids"})
-                                                 : test::v2_paths(tree.path("cg/job"));
+        auto paths = layout == std::string("v1")
+                         ? test::v1_paths(tree.path("cg"), {"cpuacct", "cpu", "memory", "blkio", "pids"})
+                         : test::v2_paths(tree.path("cg/job"));
         auto ctx = test::context(paths, tree.path("proc"));
         for (const auto &factory : node::job_backends()) {
             auto backend = factory.make(ctx);

@@ -71,4 +71,4 @@ inline std::string fixture_text(std::string_view rel)
     return *text;
 }
 
-} // namespace colmet::test
+}  // namespace colmet::test

@@ -1,5 +1,5 @@
-#include "BackendTestSupport.hpp"
 #include "node/backends/cgroup_cpu/CgroupCpuBackend.hpp"
+#include "BackendTestSupport.hpp"
 
 #include <gtest/gtest.h>
 
@@ -24,7 +24,7 @@ std::unique_ptr<node::MetricBackend> make(const node::JobContext &ctx)
     return std::move(*backend);
 }
 
-} // namespace
+}  // namespace
 
 TEST(CgroupCpuBackendTest, describes_its_metrics)
 {
@@ -161,7 +161,8 @@ TEST(CgroupCpuBackendTest, factory_fails_without_the_controller)
     auto unmounted = make_cgroup_cpu_backend(test::context(test::v1_paths(tree.root(), {"memory"})));
     ASSERT_FALSE(unmounted);
     EXPECT_EQ(unmounted.error().code(), Errc::unsupported);
-    EXPECT_EQ(unmounted.error().message(), "cgroup_cpu: no job directory in the cpuacct hierarchy (not mounted, or the scheduler made none there)");
+    EXPECT_EQ(unmounted.error().message(),
+              "cgroup_cpu: no job directory in the cpuacct hierarchy (not mounted, or the scheduler made none there)");
 
     std::filesystem::remove_all(tree.path("cpuacct/job"));
     auto gone = make_cgroup_cpu_backend(test::context(test::v1_paths(tree.root(), {"cpuacct"})));

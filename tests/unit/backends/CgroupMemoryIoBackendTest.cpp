@@ -24,16 +24,15 @@ std::unique_ptr<node::MetricBackend> make(Factory factory, const node::JobContex
     return std::move(*backend);
 }
 
-} // namespace
+}  // namespace
 
 TEST(CgroupMemoryBackendTest, describes_its_metrics)
 {
     using wire::MetricKind;
     std::vector<wire::MetricDescriptor> expected = {
-        {"current", "B", MetricKind::gauge}, {"peak", "B", MetricKind::gauge},
-        {"anon", "B", MetricKind::gauge},    {"file", "B", MetricKind::gauge},
-        {"major_faults", "1", MetricKind::counter},
-        {"limit", "B", MetricKind::gauge},
+        {"current", "B", MetricKind::gauge},        {"peak", "B", MetricKind::gauge},
+        {"anon", "B", MetricKind::gauge},           {"file", "B", MetricKind::gauge},
+        {"major_faults", "1", MetricKind::counter}, {"limit", "B", MetricKind::gauge},
     };
     EXPECT_EQ(cgroup_memory_metrics(), expected);
 }
@@ -67,7 +66,7 @@ TEST(CgroupMemoryBackendTest, limit_is_the_cgroups_own_and_nan_when_unlimited)
         if (c.content)
             tree.write(file, c.content);
         auto b = make(make_cgroup_memory_backend, c.v2 ? test::context(test::v2_paths(tree.path("job")))
-                                                        : test::context(test::v1_paths(tree.root(), {"memory"})));
+                                                       : test::context(test::v1_paths(tree.root(), {"memory"})));
         ASSERT_TRUE(b);
         auto v = test::sample(*b);
         if (std::isnan(c.expected))
@@ -167,7 +166,9 @@ TEST(CgroupMemoryBackendTest, factory_failures)
     auto unmounted = make_cgroup_memory_backend(test::context(test::v1_paths(tree.root(), {"cpuacct"})));
     ASSERT_FALSE(unmounted);
     EXPECT_EQ(unmounted.error().code(), Errc::unsupported);
-    EXPECT_EQ(unmounted.error().message(), "cgroup_memory: no job directory in the memory hierarchy (not mounted, or the scheduler made none there)");
+    EXPECT_EQ(
+        unmounted.error().message(),
+        "cgroup_memory: no job directory in the memory hierarchy (not mounted, or the scheduler made none there)");
 
     std::filesystem::remove_all(tree.path("memory/job"));
     auto gone = make_cgroup_memory_backend(test::context(test::v1_paths(tree.root(), {"memory"})));
@@ -259,7 +260,8 @@ TEST(CgroupIoBackendTest, factory_failures)
     tree.copy_fixture("backends/v1");
     auto unmounted = make_cgroup_io_backend(test::context(test::v1_paths(tree.root(), {"memory"})));
     ASSERT_FALSE(unmounted);
-    EXPECT_EQ(unmounted.error().message(), "cgroup_io: no job directory in the blkio hierarchy (not mounted, or the scheduler made none there)");
+    EXPECT_EQ(unmounted.error().message(),
+              "cgroup_io: no job directory in the blkio hierarchy (not mounted, or the scheduler made none there)");
     test::FakeTree bare;
     bare.mkdir("blkio/job");
     auto no_files = make_cgroup_io_backend(test::context(test::v1_paths(bare.root(), {"blkio"})));

@@ -33,7 +33,7 @@ TEST(FlatKeyedTest, rejects_a_listed_key_without_a_number)
     auto r = parse_flat_keyed("a x12\n", keys, v);
     ASSERT_FALSE(r);
     EXPECT_EQ(r.error().code(), Errc::parse);
-    EXPECT_NE(r.error().message().find("a"), std::string::npos);
+    EXPECT_NE(r.error().message().find('a'), std::string::npos);
     EXPECT_FALSE(parse_flat_keyed("a\n", keys, v));
     EXPECT_FALSE(parse_flat_keyed("a -1\n", keys, v));
     EXPECT_FALSE(parse_flat_keyed("a 1 2\n", keys, v));

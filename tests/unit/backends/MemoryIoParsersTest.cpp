@@ -11,8 +11,8 @@ TEST(MemoryStatTest, v1_prefers_hierarchical_totals)
 {
     auto st = parse_v1_memory_stat(test::fixture_text("backends/text/v1_memory.stat"));
     ASSERT_TRUE(st);
-    EXPECT_EQ(st->anon, 50733056u);  // total_rss, not rss
-    EXPECT_EQ(st->file, 150999040u);  // total_cache
+    EXPECT_EQ(st->anon, 50733056u);      // total_rss, not rss
+    EXPECT_EQ(st->file, 150999040u);     // total_cache
     EXPECT_EQ(st->major_faults, 1648u);  // total_pgmajfault
 }
 

@@ -26,7 +26,7 @@ void run(ProcessTracker &t, std::initializer_list<ProcObservation> live)
     t.end();
 }
 
-} // namespace
+}  // namespace
 
 TEST(ProcessTrackerTest, sums_live_processes)
 {

@@ -1,5 +1,5 @@
-#include "BackendTestSupport.hpp"
 #include "node/backends/processes/ProcessesBackend.hpp"
+#include "BackendTestSupport.hpp"
 
 #include <gtest/gtest.h>
 
@@ -31,8 +31,8 @@ public:
     {
         std::string dir = "proc/" + std::to_string(pid);
         tree.write(dir + "/stat", std::to_string(pid) + " (" + std::string(comm) + ") S " + std::to_string(ppid) +
-                                      " 1 1 0 -1 4194304 100 0 0 0 10 5 0 0 20 0 " + std::to_string(threads) +
-                                      " 0 " + std::to_string(start) + " 3133440 384 18446744073709551615\n");
+                                      " 1 1 0 -1 4194304 100 0 0 0 10 5 0 0 20 0 " + std::to_string(threads) + " 0 " +
+                                      std::to_string(start) + " 3133440 384 18446744073709551615\n");
         tree.write(dir + "/io", "rchar: " + std::to_string(rchar) + "\nwchar: " + std::to_string(wchar) +
                                     "\nsyscr: 3\nsyscw: 4\nread_bytes: 4096\nwrite_bytes: 8192\n"
                                     "cancelled_write_bytes: 0\n");
@@ -54,7 +54,7 @@ public:
     test::FakeTree tree;
 };
 
-} // namespace
+}  // namespace
 
 TEST(ProcessesBackendTest, describes_its_metrics)
 {
@@ -221,8 +221,8 @@ TEST(ProcessesBackendTest, factory_failures)
     auto no_dir = make_processes_backend(test::context(test::v1_paths(job.tree.path("cg"), {"cpuacct"})));
     ASSERT_FALSE(no_dir);
     EXPECT_EQ(no_dir.error().code(), Errc::not_found);
-    auto no_proc = make_processes_backend(
-        test::context(test::v1_paths(job.tree.path("cg"), {"pids"}), job.tree.path("no-proc")));
+    auto no_proc =
+        make_processes_backend(test::context(test::v1_paths(job.tree.path("cg"), {"pids"}), job.tree.path("no-proc")));
     ASSERT_FALSE(no_proc);
     EXPECT_NE(no_proc.error().message().find("no-proc"), std::string::npos);
 }

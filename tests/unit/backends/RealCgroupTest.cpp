@@ -10,15 +10,15 @@
 
 #include <fcntl.h>
 #include <poll.h>
-#include <sys/stat.h>
 #include <signal.h>
+#include <sys/stat.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
 
 #include <chrono>
-#include <cstring>
 #include <cmath>
+#include <cstring>
 #include <string>
 #include <thread>
 
@@ -90,7 +90,7 @@ public:
         ::pause();
 }
 
-} // namespace
+}  // namespace
 
 TEST(RealCgroupTest, backends_read_a_live_v1_job)
 {
@@ -166,8 +166,8 @@ TEST(RealCgroupTest, removed_cgroup_gives_nan_and_a_status)
     if (!std::filesystem::exists(k_cgroup_root / "cpuacct" / "cpuacct.usage"))
         GTEST_SKIP() << "no cgroup v1 cpuacct hierarchy at " << k_cgroup_root;
     Cleanup cleanup;
-    auto dir = k_cgroup_root / "cpuacct" / own_cgroup("cpuacct").substr(1) /
-               ("colmet-test-rm-" + std::to_string(::getpid()));
+    auto dir =
+        k_cgroup_root / "cpuacct" / own_cgroup("cpuacct").substr(1) / ("colmet-test-rm-" + std::to_string(::getpid()));
     ASSERT_EQ(::mkdir(dir.c_str(), 0755), 0) << dir << ": " << std::strerror(errno);
     cleanup.dirs.push_back(dir);
     cgroup::CgroupPaths paths;

@@ -1,5 +1,5 @@
-#include "BackendTestSupport.hpp"
 #include "node/backends/registry.hpp"
+#include "BackendTestSupport.hpp"
 
 #include <gtest/gtest.h>
 

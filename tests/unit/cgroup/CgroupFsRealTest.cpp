@@ -268,5 +268,5 @@ TEST(CgroupFsReal, V2RemoveSparesTheCallerAndTimesOut)
     EXPECT_FALSE(fs::exists(paths->unified));
 }
 
-} // namespace
-} // namespace colmet::cgroup
+}  // namespace
+}  // namespace colmet::cgroup

@@ -50,8 +50,8 @@ TEST(CgroupFsDetect, MountedV1Controllers)
 {
     FakeTree tree;
     tree.copy_fixture("cgroup/v1");
-    tree.mkdir("perf_event");                          // a bare tmpfs directory: not mounted
-    fs::remove(tree.path("blkio/cgroup.procs"));       // as if blkio were not mounted
+    tree.mkdir("perf_event");                     // a bare tmpfs directory: not mounted
+    fs::remove(tree.path("blkio/cgroup.procs"));  // as if blkio were not mounted
     EXPECT_THAT(CgroupFs(tree.root()).mounted_v1_controllers(),
                 ElementsAre("cpuacct", "cpu", "memory", "pids", "cpuset"));
     EXPECT_TRUE(CgroupFs(fixture("cgroup/v2")).mounted_v1_controllers().empty());
@@ -151,7 +151,7 @@ TEST(CgroupFsResolve, MissingJobIsNotFoundAndNamesThePaths)
 TEST(CgroupFsResolve, NoMountedV1ControllerIsNotFound)
 {
     FakeTree tree;
-    tree.mkdir("memory"); // no cgroup.procs: not a mounted hierarchy
+    tree.mkdir("memory");  // no cgroup.procs: not a mounted hierarchy
     auto r = CgroupFs(tree.root()).resolve("/oar/alice_42");
     ASSERT_FALSE(r);
     EXPECT_EQ(r.error().code(), Errc::not_found);
@@ -163,9 +163,15 @@ TEST(CgroupFsResolve, RejectsPathsThatLeaveTheHierarchy)
     for (const char *sub : {"v1", "v2"}) {
         const auto root = fixture(std::string("cgroup/") + sub);
         CgroupFs cg(root);
-        const std::vector<std::string> bad_paths = {"../../etc", "/oar/../../etc", "oar/alice_42/..",
-                                                    (root / "memory/../../etc").string(), "", "/", "//.",
-                                                    root.string(), std::string("oar/alice_42\0x", 14)};
+        const std::vector<std::string> bad_paths = {"../../etc",
+                                                    "/oar/../../etc",
+                                                    "oar/alice_42/..",
+                                                    (root / "memory/../../etc").string(),
+                                                    "",
+                                                    "/",
+                                                    "//.",
+                                                    root.string(),
+                                                    std::string("oar/alice_42\0x", 14)};
         for (const auto &bad : bad_paths) {
             SCOPED_TRACE(std::string(sub) + " '" + bad + "'");
             auto r = cg.resolve(bad);
@@ -281,7 +287,8 @@ TEST(CgroupFsCreate, V1ExistingJobIsLeftAsIs)
     tree.write("cpuset/oar/alice_42/cpuset.cpus", "1\n");
     auto r = CgroupFs(tree.root()).create("oar/alice_42");
     ASSERT_TRUE(r) << r.error().message();
-    EXPECT_EQ(r->controllers.size(), CgroupFs(tree.root()).mounted_v1_controllers().size());  // the fixture has no perf_event
+    EXPECT_EQ(r->controllers.size(),
+              CgroupFs(tree.root()).mounted_v1_controllers().size());  // the fixture has no perf_event
     EXPECT_EQ(slurp(tree.path("cpuset/oar/alice_42/cpuset.cpus")), "1\n");
 }
 
@@ -324,7 +331,7 @@ TEST(CgroupFsAttach, WritesEveryHierarchyAndReportsTheFirstFailure)
     EXPECT_EQ(r.error().code(), Errc::system);
     EXPECT_THAT(r.error().message(), HasSubstr("attaching pid 77"));
     EXPECT_THAT(r.error().message(), HasSubstr(tree.path("memory/oar/j/cgroup.procs").string()));
-    EXPECT_EQ(slurp(tree.path("pids/oar/j/cgroup.procs")), "77"); // the others were still written
+    EXPECT_EQ(slurp(tree.path("pids/oar/j/cgroup.procs")), "77");  // the others were still written
     EXPECT_EQ(slurp(tree.path("cpuset/oar/j/cgroup.procs")), "77");
 
     EXPECT_EQ(CgroupFs::attach(*paths, 0).error().code(), Errc::invalid);
@@ -392,7 +399,7 @@ TEST(CgroupFsRemove, RemovesChildrenFirstAndToleratesGoneDirectories)
     paths.unified = tree.path("job");
     ASSERT_TRUE(CgroupFs::remove(paths, 100));
     EXPECT_FALSE(fs::exists(tree.path("job")));
-    EXPECT_TRUE(CgroupFs::remove(paths, 100)); // already gone: fine
+    EXPECT_TRUE(CgroupFs::remove(paths, 100));  // already gone: fine
 }
 
 TEST(CgroupFsRemove, NeverSignalsPidsListedOutsideCgroupfs)
@@ -416,7 +423,7 @@ TEST(CgroupFsRemove, NeverSignalsPidsListedOutsideCgroupfs)
     EXPECT_EQ(::waitpid(child, nullptr, WNOHANG), 0) << "remove() signalled a pid read from a plain file";
     ::kill(child, SIGKILL);
     ::waitpid(child, nullptr, 0);
-    ASSERT_FALSE(r); // a plain directory with files cannot be rmdir'ed
+    ASSERT_FALSE(r);  // a plain directory with files cannot be rmdir'ed
     EXPECT_EQ(r.error().code(), Errc::system);
     EXPECT_EQ(r.error().sys_errno(), ENOTEMPTY);
     EXPECT_THAT(r.error().message(), HasSubstr(tree.path("job").string()));
@@ -442,5 +449,5 @@ TEST(CgroupFsRemove, RefusesAMountPoint)
     EXPECT_THAT(r.error().message(), HasSubstr("hierarchy root"));
 }
 
-} // namespace
-} // namespace colmet::cgroup
+}  // namespace
+}  // namespace colmet::cgroup

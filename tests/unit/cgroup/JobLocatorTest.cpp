@@ -3,8 +3,8 @@
 // Slurm 22.05's cgroup v1 plugins in Debian's build (/slurm_<node>), the
 // plain /slurm prefix, Slurm's cgroup v2 layout, OAR's per-controller links
 // and OAR's fallback with every controller co-mounted in one hierarchy.
-#include "cgroup/CgroupFs.hpp"
 #include "cgroup/JobLocator.hpp"
+#include "cgroup/CgroupFs.hpp"
 #include "cgroup/ProcCgroup.hpp"
 
 #include "FakeTree.hpp"
@@ -99,9 +99,10 @@ TEST(JobLocatorTest, SlurmCgroupPluginsGiveEachHierarchyItsOwnDirectory)
 {
     FakeTree t;
     mount_v1(t, {"cpu", "cpuacct", "memory", "blkio", "pids", "cpuset", "perf_event"});
-    for (const char *d : {"cpuacct/slurm_localhost/uid_1003/job_3054368/step_0/task_0",
-                          "memory/slurm_localhost/uid_1003/job_3054368/step_0/task_0",
-                          "cpuset/slurm_localhost/uid_1003/job_3054368/step_0", "perf_event/slurm/uid_1003/job_3054368/step_0"})
+    for (const char *d :
+         {"cpuacct/slurm_localhost/uid_1003/job_3054368/step_0/task_0",
+          "memory/slurm_localhost/uid_1003/job_3054368/step_0/task_0",
+          "cpuset/slurm_localhost/uid_1003/job_3054368/step_0", "perf_event/slurm/uid_1003/job_3054368/step_0"})
         t.mkdir(std::string("cg/") + d);
     JobLocator job(t.path("cg"), t.path("proc"), {"job_3054368"});
     auto paths = job.locate_text(k_slurm_task);
@@ -145,7 +146,8 @@ TEST(JobLocatorTest, LocateReadsProcessesAndMergesWhatEachShows)
     auto none = loc.locate(strangers);
     ASSERT_FALSE(none);
     EXPECT_EQ(none.error().code(), Errc::not_found);
-    EXPECT_THAT(none.error().message(), HasSubstr("no process of the job (2 looked at) is in a cgroup directory named job_9"));
+    EXPECT_THAT(none.error().message(),
+                HasSubstr("no process of the job (2 looked at) is in a cgroup directory named job_9"));
 }
 
 TEST(JobLocatorTest, AProcessPathWhoseDirectoryIsGoneIsNotUsed)
@@ -217,10 +219,11 @@ TEST(JobLocatorTest, OarPerControllerLinks)
     for (const char *c : {"cpuset", "cpu", "cpuacct", "perf_event"})
         t.mkdir(std::string("cg/") + c + "/oar/bob_7");
     JobLocator loc(t.path("cg"), t.path("proc"), {"bob_7"});
-    auto paths = loc.locate_text("1:cpu:/oar/bob_7\n2:cpuacct:/oar/bob_7\n3:cpuset:/oar/bob_7\n10:perf_event:/oar/bob_7\n");
+    auto paths =
+        loc.locate_text("1:cpu:/oar/bob_7\n2:cpuacct:/oar/bob_7\n3:cpuset:/oar/bob_7\n10:perf_event:/oar/bob_7\n");
     EXPECT_EQ(paths.controllers.size(), 4U);
     EXPECT_EQ(paths.dir_for("cpuacct"), t.path("cg/cpuacct/oar/bob_7"));
 }
 
-} // namespace
-} // namespace colmet::cgroup
+}  // namespace
+}  // namespace colmet::cgroup

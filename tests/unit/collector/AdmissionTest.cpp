@@ -42,7 +42,7 @@ Refusal reason(const std::optional<Refused> &r)
     return r ? r->reason : Refusal::clock;
 }
 
-} // namespace
+}  // namespace
 
 TEST(Admission, admits_what_a_sampler_sends)
 {
@@ -257,8 +257,9 @@ TEST(Admission, zero_turns_the_caps_off)
 {
     Admission a({.max_hosts_per_job = 0, .max_jobs_per_host = 0, .max_new_jobs_per_minute = 0});
     for (int j = 0; j < 500; ++j)
-        EXPECT_FALSE(admit(a, message(std::to_string(j % 50), "n" + std::to_string(j % 7), "s" + std::to_string(j), 0,
-                                      wire::MessageKind::job_start),
+        EXPECT_FALSE(admit(a,
+                           message(std::to_string(j % 50), "n" + std::to_string(j % 7), "s" + std::to_string(j), 0,
+                                   wire::MessageKind::job_start),
                            0));
 }
 

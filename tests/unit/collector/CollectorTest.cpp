@@ -50,7 +50,7 @@ std::string encoded(uint64_t seq, uint64_t dropped = 0, const std::string &sende
     return bytes;
 }
 
-} // namespace
+}  // namespace
 
 TEST(SequenceTracker, counts_gaps_per_sender)
 {
@@ -143,7 +143,7 @@ TEST(Collector, refused_messages_are_counted_by_reason_and_never_reach_sinks)
     auto send = [&](const std::string &bytes) { c.handle_frame(bytes.data(), bytes.size(), false, 1); };
     send(encoded(0, 0, "s1", wire::MessageKind::job_start));
     send(encoded(0, 0, "s1", wire::MessageKind::job_start));  // a replayed job_start
-    send(encoded(5'000'000));                                  // a seq no sampler reaches
+    send(encoded(5'000'000));                                 // a seq no sampler reaches
     wire::Message old;
     old.host = "h";
     old.job_id = "1";
@@ -162,8 +162,7 @@ TEST(Collector, refused_messages_are_counted_by_reason_and_never_reach_sinks)
     EXPECT_EQ(s.refused_job_restart, 1u);
     EXPECT_EQ(s.refused_sequence, 1u);
     EXPECT_EQ(s.refused_clock, 1u);
-    EXPECT_NE(s.to_string().find("refused 3 [clock 1, sequence 1, job_start 1]"), std::string::npos)
-        << s.to_string();
+    EXPECT_NE(s.to_string().find("refused 3 [clock 1, sequence 1, job_start 1]"), std::string::npos) << s.to_string();
 }
 
 TEST(Collector, takes_its_admission_limits)

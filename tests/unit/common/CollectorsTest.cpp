@@ -87,8 +87,8 @@ TEST(CollectorsTest, adding_a_collector_moves_only_the_jobs_it_takes)
     int moved = 0;
     for (int job = 0; job < 2000; ++job) {
         const std::string id = std::to_string(job);
-        const std::string before = three[collector_index(three, id)];
-        const std::string after = four[collector_index(four, id)];
+        const std::string &before = three[collector_index(three, id)];
+        const std::string &after = four[collector_index(four, id)];
         if (before != after) {
             EXPECT_EQ(after, "tcp://d:1") << id;  // never from one old collector to another
             ++moved;
@@ -97,5 +97,5 @@ TEST(CollectorsTest, adding_a_collector_moves_only_the_jobs_it_takes)
     EXPECT_NEAR(moved, 500, 100);
 }
 
-} // namespace
-} // namespace colmet
+}  // namespace
+}  // namespace colmet

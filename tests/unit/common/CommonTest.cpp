@@ -1,5 +1,5 @@
-#include "common/cpu_list.hpp"
 #include "common/clock.hpp"
+#include "common/cpu_list.hpp"
 #include "common/file_io.hpp"
 #include "common/names.hpp"
 #include "common/text.hpp"
@@ -120,14 +120,37 @@ TEST(JobFileNames, SchedulerIdsKeepTheirNames)
 
 TEST(JobFileNames, HostileAndCollidingIdsNeverShareANameAndStayInTheirDirectory)
 {
-    std::vector<std::string> ids = {"a/b", "a_b", "a%2Fb", "a%b", "a:b", "a b", "..", ".", "_.", "%2E%2E", ".hidden",
-                                    "_hidden", "a\\b", "a~b", "x", "X", std::string(128, 'a'), std::string(128, '/'),
-                                    std::string(127, '/') + "a", std::string(128, '_'), std::string("\xc3\xa9t\xc3\xa9"),
-                                    "_t_", std::string(1, '\0'), std::string("a\0b", 3), "a\nb", "a_b~0000000000000000"};
+    std::vector<std::string> ids = {"a/b",
+                                    "a_b",
+                                    "a%2Fb",
+                                    "a%b",
+                                    "a:b",
+                                    "a b",
+                                    "..",
+                                    ".",
+                                    "_.",
+                                    "%2E%2E",
+                                    ".hidden",
+                                    "_hidden",
+                                    "a\\b",
+                                    "a~b",
+                                    "x",
+                                    "X",
+                                    std::string(128, 'a'),
+                                    std::string(128, '/'),
+                                    std::string(127, '/') + "a",
+                                    std::string(128, '_'),
+                                    std::string("\xc3\xa9t\xc3\xa9"),
+                                    "_t_",
+                                    std::string(1, '\0'),
+                                    std::string("a\0b", 3),
+                                    "a\nb",
+                                    "a_b~0000000000000000"};
     // Long ids that differ only in their last byte, past and below the encoding limit.
     for (int unsafe : {30, 61, 62, 100})
         for (char last : {'a', 'b'})
-            ids.push_back(std::string(static_cast<size_t>(unsafe), ':') + std::string(127 - static_cast<size_t>(unsafe), 'x') + last);
+            ids.push_back(std::string(static_cast<size_t>(unsafe), ':') +
+                          std::string(127 - static_cast<size_t>(unsafe), 'x') + last);
     std::map<std::string, std::string> seen;
     for (const auto &id : ids) {
         const std::string stem = job_file_stem(id);
@@ -163,5 +186,5 @@ TEST(JobFileNames, EncodingIsPercentEncodingOfTheUnsafeBytes)
     EXPECT_EQ(stem.size(), 117U);
 }
 
-} // namespace
-} // namespace colmet
+}  // namespace
+}  // namespace colmet

@@ -31,7 +31,7 @@ std::string parse(const std::vector<std::string> &args, Parsed &p)
     return {};
 }
 
-} // namespace
+}  // namespace
 
 TEST(ConfigSection, every_key_of_the_programs_section_applies_and_others_are_ignored)
 {

@@ -19,7 +19,7 @@ std::string error_of(const Result<T> &r)
     return r ? std::string("(accepted)") : r.error().message();
 }
 
-} // namespace
+}  // namespace
 
 TEST(ControlRequestTest, round_trips_every_field)
 {
@@ -58,9 +58,9 @@ TEST(ControlRequestTest, an_empty_request_asks_for_status_only)
 
 TEST(ControlRequestTest, splits_event_lists_like_the_command_line)
 {
-    auto r = decode_request(mp::map({{"v", mp::uint(1)},
-                                     {"perfhw_events", mp::array({mp::str("task_clock,page_faults"),
-                                                                  mp::str("context_switches msr/tsc/")})}}));
+    auto r = decode_request(mp::map(
+        {{"v", mp::uint(1)},
+         {"perfhw_events", mp::array({mp::str("task_clock,page_faults"), mp::str("context_switches msr/tsc/")})}}));
     ASSERT_TRUE(r) << r.error().message();
     EXPECT_EQ(*r->perfhw_events,
               (std::vector<std::string>{"task_clock", "page_faults", "context_switches", "msr/tsc/"}));
@@ -172,9 +172,9 @@ TEST(ControlAnswerTest, an_answer_needs_accepted)
     EXPECT_EQ(error_of(decode_answer(mp::map({{"accepted", mp::uint(1)}}))), "accepted: expected a boolean");
     EXPECT_EQ(error_of(decode_answer(mp::map({{"accepted", mp::boolean(true)}, {"state", mp::uint(1)}}))),
               "state: expected a map");
-    EXPECT_EQ(error_of(decode_answer(mp::map({{"accepted", mp::boolean(true)},
-                                              {"state", std::string("\x81\x01\x01", 3)}}))),
-              "state: keys are strings");
+    EXPECT_EQ(
+        error_of(decode_answer(mp::map({{"accepted", mp::boolean(true)}, {"state", std::string("\x81\x01\x01", 3)}}))),
+        "state: keys are strings");
 }
 
 TEST(LegacyConfigureTest, accepts_the_original_configure_message)
@@ -197,15 +197,15 @@ TEST(LegacyConfigureTest, rejects_what_crashed_the_original)
 {
     const std::vector<std::string> bad = {
         mp::map({}),
-        mp::map({{"sample_period", mp::dbl(1.5)}}),        // not a string
+        mp::map({{"sample_period", mp::dbl(1.5)}}),  // not a string
         mp::map({{"sample_period", mp::str("abc")}}),
-        mp::map({{"sample_period", mp::str("0")}}),        // division by zero in the original
+        mp::map({{"sample_period", mp::str("0")}}),  // division by zero in the original
         mp::map({{"sample_period", mp::str("-5")}}),
         mp::map({{"sample_period", mp::str("1.5s")}}),
         mp::map({{"sample_period", mp::str("")}}),
         mp::map({{"perfhw_metrics", mp::str("")}}),
         mp::map({{"sample_period", mp::str("1")}, {"extra", mp::str("x")}}),
-        mp::dbl(1.5),                                      // the earliest revision's bare float
+        mp::dbl(1.5),  // the earliest revision's bare float
         "\xff\xff garbage",
     };
     for (const auto &b : bad)
@@ -218,8 +218,10 @@ TEST(LegacyConfigureTest, says_which_key_is_wrong)
         {mp::map({{"sample_period", mp::str("1")}, {"sample_period", mp::str("2")}}),
          "configure message: key \"sample_period\" given twice"},
         {std::string("\x81\x01\xa1\x31", 4), "configure message: keys must be strings"},
-        {mp::map({{"sample_period", mp::dbl(1.5)}}), "configure message: the value of \"sample_period\" must be a string"},
-        {mp::map({{"sample_period", mp::str("1")}, {"extra", mp::str("x")}}), "configure message: unknown key \"extra\""},
+        {mp::map({{"sample_period", mp::dbl(1.5)}}),
+         "configure message: the value of \"sample_period\" must be a string"},
+        {mp::map({{"sample_period", mp::str("1")}, {"extra", mp::str("x")}}),
+         "configure message: unknown key \"extra\""},
         {mp::map({{"x\x7f", mp::str("x")}}), "configure message: unknown key \"(not printable)\""},
         {mp::map({{"sample_period", mp::str("abc")}}), "sample_period: \"abc\" is not a number of seconds"},
     };

@@ -2,8 +2,8 @@
 // driven by a poll loop in a thread, with colmet-ctl's client on the other
 // side: well-formed requests, garbage, oversized frames, silent clients,
 // too many clients, peers that are not allowed, stale sockets.
-#include "ctl/CtlClient.hpp"
 #include "node/control/ControlServer.hpp"
+#include "ctl/CtlClient.hpp"
 
 #include "FakeTree.hpp"
 
@@ -115,7 +115,7 @@ protected:
     test::FakeTree tree;
 };
 
-} // namespace
+}  // namespace
 
 TEST(PeerTest, root_the_owner_and_the_sampler_itself_only)
 {
@@ -148,7 +148,7 @@ TEST_F(ControlServerTest, creates_a_0600_socket_and_removes_it_at_the_end)
         ASSERT_TRUE(server) << server.error().message();
         path = (*server)->path();
         EXPECT_EQ(path, tree.path("run/colmet/job-1.ctl"));
-        struct stat st{};
+        struct stat st {};
         ASSERT_EQ(::lstat(path.c_str(), &st), 0);
         EXPECT_TRUE(S_ISSOCK(st.st_mode));
         EXPECT_EQ(st.st_mode & 0777, 0600u);
@@ -321,7 +321,7 @@ TEST_F(ControlServerTest, refuses_a_peer_that_is_neither_root_nor_the_owner)
     auto server = ControlServer::open(o);
     ASSERT_TRUE(server) << server.error().message();
     auto path = (*server)->path();
-    struct stat st{};
+    struct stat st {};
     ASSERT_EQ(::lstat(path.c_str(), &st), 0);
     EXPECT_EQ(st.st_uid, 64000u);
     EXPECT_EQ(st.st_mode & 0777, 0600u);

@@ -37,7 +37,7 @@ std::vector<ControlRequest> pump(LegacyControl &legacy, size_t want)
     return got;
 }
 
-} // namespace
+}  // namespace
 
 TEST(LegacyControlTest, only_tcp_endpoints)
 {
@@ -64,9 +64,9 @@ TEST(LegacyControlTest, applies_the_original_configure_message_and_survives_garb
     auto send = [&push](const std::string &bytes) { push.send(zmq::buffer(bytes), zmq::send_flags::none); };
 
     send("not msgpack at all");
-    send(mp::map({{"sample_period", mp::str("0")}}));            // a division by zero in the original
-    send(mp::map({{"sample_period", mp::dbl(2)}}));               // not a string
-    send(mp::map({{"sample_period", mp::str("42")}}));            // decoded, refused by the handler
+    send(mp::map({{"sample_period", mp::str("0")}}));   // a division by zero in the original
+    send(mp::map({{"sample_period", mp::dbl(2)}}));     // not a string
+    send(mp::map({{"sample_period", mp::str("42")}}));  // decoded, refused by the handler
     send(mp::map({{"sample_period", mp::str("1.5")}, {"perfhw_metrics", mp::str("cache_ll,emulation_faults")}}));
 
     auto got = pump(*legacy, 2);

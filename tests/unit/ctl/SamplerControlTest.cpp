@@ -22,7 +22,7 @@ public:
 
 class FakeBackend : public MetricBackend {
 public:
-    FakeBackend(std::string name, std::vector<std::string> metrics) : m_name(std::move(name))
+    FakeBackend(std::string name, const std::vector<std::string> &metrics) : m_name(std::move(name))
     {
         for (auto &m : metrics)
             m_metrics.push_back({m, "1", wire::MetricKind::counter});
@@ -121,7 +121,7 @@ protected:
     ControllerLog log;
 };
 
-} // namespace
+}  // namespace
 
 TEST_F(SamplerControlTest, sample_now_takes_and_sends_one_sample_at_once)
 {

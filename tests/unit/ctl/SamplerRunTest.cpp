@@ -35,7 +35,9 @@ using Clock = std::chrono::steady_clock;
 class RecordingTransport : public Transport {
 public:
     explicit RecordingTransport(std::vector<Clock::time_point> &times, std::mutex &mutex)
-        : m_times(times), m_mutex(mutex) {}
+        : m_times(times), m_mutex(mutex)
+    {
+    }
     bool send(std::string_view) noexcept override
     {
         std::lock_guard lock(m_mutex);
@@ -58,7 +60,7 @@ private:
     std::vector<wire::MetricDescriptor> m_metrics{{"one", "1", wire::MetricKind::gauge}};
 };
 
-} // namespace
+}  // namespace
 
 TEST(SamplerRunTest, the_running_loop_obeys_control_requests_and_still_ends_on_sigterm)
 {

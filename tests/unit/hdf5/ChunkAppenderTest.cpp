@@ -30,23 +30,23 @@ namespace {
 
 enum class Filters {
     none,
-    shuffle_deflate,            // what Segment::create makes
+    shuffle_deflate,  // what Segment::create makes
     deflate_only,
     shuffle_only,
-    deflate_shuffle,            // the right filters in the wrong order
+    deflate_shuffle,  // the right filters in the wrong order
     shuffle_deflate_fletcher32,
 };
 
 struct Spec {
     int rank = 2;
-    hsize_t width = 3;          // columns of a 2-D dataset
+    hsize_t width = 3;  // columns of a 2-D dataset
     hsize_t chunk_rows = 4;
-    hsize_t chunk_width = 0;    // 0: the whole row
+    hsize_t chunk_width = 0;  // 0: the whole row
     hid_t file_type = H5T_IEEE_F64LE;
     Filters filters = Filters::shuffle_deflate;
-    unsigned deflate_level = 6; // in the pipeline (the appender uses its codec's level)
-    bool nan_fill = true;       // like Segment::create (float64 only)
-    bool contiguous = false;    // fixed-size contiguous dataset of fixed_rows rows
+    unsigned deflate_level = 6;  // in the pipeline (the appender uses its codec's level)
+    bool nan_fill = true;        // like Segment::create (float64 only)
+    bool contiguous = false;     // fixed-size contiguous dataset of fixed_rows rows
     hsize_t fixed_rows = 8;
 };
 
@@ -188,7 +188,7 @@ std::vector<double> distinct_doubles(size_t n)
         -DBL_MAX,
         std::numeric_limits<double>::denorm_min(),
         -std::numeric_limits<double>::denorm_min() * 7,
-        DBL_MIN / 3,                   // subnormal
+        DBL_MIN / 3,                  // subnormal
         bits(0x000f'ffff'ffff'ffff),  // largest subnormal
         1e300,
         -1e-300,
@@ -210,7 +210,7 @@ std::vector<double> distinct_doubles(size_t n)
 std::vector<int64_t> distinct_times(size_t n)
 {
     const std::vector<int64_t> specials{
-        std::numeric_limits<int64_t>::min(), std::numeric_limits<int64_t>::max(), 0, -1,
+        std::numeric_limits<int64_t>::min(),     std::numeric_limits<int64_t>::max(),     0, -1,
         std::numeric_limits<int64_t>::min() + 1, std::numeric_limits<int64_t>::max() - 1, 1,
     };
     std::vector<int64_t> v(n);
@@ -314,11 +314,7 @@ TEST_F(ChunkAppenderTest, time_1d_int64_shuffle_deflate_read_back_bit_for_bit)
 TEST_F(ChunkAppenderTest, piece_patterns_over_several_chunk_sizes)
 {
     const std::vector<std::vector<size_t>> patterns{
-        {1, 1, 1, 1, 1, 1, 1, 1, 1},
-        {2, 1, 1, 2, 1, 3, 2},
-        {3, 0, 1, 11, 2, 2},
-        {13, 1, 6},
-        {4, 4, 4, 1, 3},
+        {1, 1, 1, 1, 1, 1, 1, 1, 1}, {2, 1, 1, 2, 1, 3, 2}, {3, 0, 1, 11, 2, 2}, {13, 1, 6}, {4, 4, 4, 1, 3},
     };
     const std::vector<hsize_t> chunk_sizes{1, 3, 4, 7};
     ChunkCodec codec(9);
@@ -398,10 +394,10 @@ TEST_P(ChunkAppenderReattachTest, reattach_reads_the_tail_and_appends_after_it)
     std::vector<double> vdata(11 * 3);
     for (size_t i = 0; i < vdata.size(); ++i)
         vdata[i] = static_cast<double>(i) + 1.0;
-    vdata[4] = std::numeric_limits<double>::quiet_NaN();  // row 1
-    vdata[13] = -0.0;                                     // row 4 (in the tail)
-    vdata[15] = std::numeric_limits<double>::denorm_min(); // row 5 (in the tail)
-    vdata[17] = bits(0x7ff8'0000'0000'0042);               // row 5, a NaN with a payload
+    vdata[4] = std::numeric_limits<double>::quiet_NaN();    // row 1
+    vdata[13] = -0.0;                                       // row 4 (in the tail)
+    vdata[15] = std::numeric_limits<double>::denorm_min();  // row 5 (in the tail)
+    vdata[17] = bits(0x7ff8'0000'0000'0042);                // row 5, a NaN with a payload
     std::vector<int64_t> tdata(11);
     for (size_t i = 0; i < tdata.size(); ++i)
         tdata[i] = test::h5::k_t0 + static_cast<int64_t>(i) * test::h5::k_second;
@@ -895,4 +891,4 @@ print("ok")
     EXPECT_EQ(run(cmd.str()), 0);
 }
 
-} // namespace
+}  // namespace

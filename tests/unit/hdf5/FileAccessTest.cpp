@@ -20,7 +20,7 @@ namespace {
 
 mode_t mode_of(const std::filesystem::path &p)
 {
-    struct stat st{};
+    struct stat st {};
     EXPECT_EQ(::stat(p.c_str(), &st), 0) << p;
     return st.st_mode & 07777;
 }
@@ -136,4 +136,4 @@ TEST_F(FileAccessTest, a_file_made_before_its_user_is_known_is_shared_when_the_u
     sink->close_all();
 }
 
-} // namespace
+}  // namespace

@@ -123,4 +123,4 @@ TEST(Hdf5CrashTest, sigkill_keeps_flushed_rows_and_a_new_process_appends)
     EXPECT_DOUBLE_EQ(s->duration_s, 301);
 }
 
-} // namespace
+}  // namespace

@@ -210,4 +210,4 @@ TEST_F(Hdf5DiskFullTest, a_full_disk_is_survived_and_the_file_stays_readable)
     EXPECT_EQ(run("/usr/bin/python3 '" + py.string() + "' '" + file.string() + "'"), 0) << "h5py reads every dataset";
 }
 
-} // namespace
+}  // namespace

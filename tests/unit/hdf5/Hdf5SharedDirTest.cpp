@@ -127,4 +127,4 @@ TEST_F(Hdf5SharedDirTest, two_collectors_write_their_own_jobs_side_by_side)
     EXPECT_EQ(a->stats().files_foreign + b->stats().files_foreign, 0u);
 }
 
-} // namespace
+}  // namespace

@@ -77,8 +77,7 @@ TEST(RowBufferTest, one_append_grows_memory_by_at_most_the_bound)
         for (int i = 0; i < 64; ++i) {
             const size_t before = buffer.memory_bytes();
             std::memset(buffer.append(), 1, row_bytes);
-            ASSERT_LE(buffer.memory_bytes() - before, collector::hdf5::RowBuffer::growth_bound(row_bytes))
-                << row_bytes;
+            ASSERT_LE(buffer.memory_bytes() - before, collector::hdf5::RowBuffer::growth_bound(row_bytes)) << row_bytes;
         }
     }
 }
@@ -179,7 +178,7 @@ TEST_F(Hdf5SinkMemoryTest, while_writing_is_paused_rows_wait_up_to_the_budget_th
     const uint64_t before_pause = sink->stats().rows_written;
     EXPECT_GT(before_pause, 0u);
 
-    *free_bytes = 10ULL << 20;  // below min_free_bytes
+    *free_bytes = 10ULL << 20;          // below min_free_bytes
     const int paused_messages = 10000;  // ~16 MB of rows: more than the budget holds
     for (int i = 0; i < paused_messages; ++i, ++sent) {
         sink->consume(sample(sent + 1), at(2 + sent));
@@ -216,4 +215,4 @@ TEST_F(Hdf5SinkMemoryTest, while_writing_is_paused_rows_wait_up_to_the_budget_th
     EXPECT_EQ(s->rows_dropped, resumed.rows_dropped);
 }
 
-} // namespace
+}  // namespace

@@ -44,9 +44,9 @@ void run_job(collector::Hdf5Sink &sink, const std::string &job, int samples)
     sink.consume(job_start(job, "h", k_t0, "1"), at(1));
     for (int i = 1; i <= samples; ++i)
         sink.consume(message(MessageKind::sample, job, "h", k_t0 + i * k_second, {cpu_block(i, i, 0)}), at(1 + i));
-    sink.consume(message(MessageKind::job_end, job, "h", k_t0 + (samples + 1) * k_second,
-                         {cpu_block(samples + 1, 0, 0)}),
-                 at(samples + 2));
+    sink.consume(
+        message(MessageKind::job_end, job, "h", k_t0 + (samples + 1) * k_second, {cpu_block(samples + 1, 0, 0)}),
+        at(samples + 2));
 }
 
 TEST_F(Hdf5SinkRobustnessTest, job_file_path_stays_in_dir_and_is_distinct)
@@ -54,7 +54,7 @@ TEST_F(Hdf5SinkRobustnessTest, job_file_path_stays_in_dir_and_is_distinct)
     const std::filesystem::path dir = "/data/colmet";
     EXPECT_EQ(collector::job_file_path(dir, "123.0"), dir / "123.0.h5");
     EXPECT_EQ(collector::job_file_path(dir, "4567_8"), dir / "4567_8.h5");
-    const std::vector<std::string> ids{"../../etc/x", "..", ".", "a/b", "/abs", "", std::string(300, 'x'),
+    const std::vector<std::string> ids{"../../etc/x",        "..", ".", "a/b", "/abs", "", std::string(300, 'x'),
                                        std::string(300, '/')};
     for (const auto &id : ids) {
         auto p = collector::job_file_path(dir, id);
@@ -70,8 +70,8 @@ TEST_F(Hdf5SinkRobustnessTest, job_file_path_stays_in_dir_and_is_distinct)
 TEST_F(Hdf5SinkRobustnessTest, hostile_job_ids_stay_inside_dir)
 {
     auto sink = make_sink(options(m_dir));
-    const std::vector<std::string> ids{"../../etc/x", "..",           ".",          "a/b",
-                                       "a_b",         std::string(300, 'y'), "/tmp/abs", "x\ny"};
+    const std::vector<std::string> ids{"../../etc/x",         "..",       ".",   "a/b", "a_b",
+                                       std::string(300, 'y'), "/tmp/abs", "x\ny"};
     for (const auto &id : ids)
         run_job(*sink, id, 3);
     EXPECT_EQ(sink->stats().write_errors, 0u);
@@ -164,9 +164,9 @@ TEST_F(Hdf5SinkRobustnessTest, a_new_sink_continues_the_file_after_a_restart)
     }
     auto sink = make_sink(options(m_dir));
     for (int i = 11; i <= 15; ++i)
-        sink->consume(message(MessageKind::sample, "r", "h", k_t0 + i * k_second,
-                              {cpu_block(i, i, 0), memory_block(i, 1e9)}),
-                      at(100 + i));
+        sink->consume(
+            message(MessageKind::sample, "r", "h", k_t0 + i * k_second, {cpu_block(i, i, 0), memory_block(i, 1e9)}),
+            at(100 + i));
     // A backend whose metrics changed while the collector was down.
     sink->consume(message(MessageKind::sample, "r", "h", k_t0 + 16 * k_second,
                           {block("cgroup_memory", {{"current", "B", MetricKind::gauge}}, {5})}),
@@ -251,4 +251,4 @@ TEST_F(Hdf5SinkRobustnessTest, an_unusable_directory_is_counted_never_thrown)
     EXPECT_FALSE(collector::make_hdf5_sink(options(m_tree.path("out"))).ok());
 }
 
-} // namespace
+}  // namespace

@@ -138,15 +138,14 @@ TEST_F(Hdf5SinkTest, summary_sums_two_hosts_and_closes_after_the_last_job_end)
                                io_block(100.0 * i, 200.0 * i), processes_block(0.5 * i, 0.7 * i)}),
                       at(10 + i, i == 4 ? 3 : 0));
     }
-    sink->consume(message(MessageKind::job_end, job, "a", k_t0 + 100 * k_second,
-                          {cpu_block(100, 80, 20), memory_block(1e9, k_nan), io_block(100, 200),
-                           processes_block(10, 20)}),
-                  at(100));
+    sink->consume(
+        message(MessageKind::job_end, job, "a", k_t0 + 100 * k_second,
+                {cpu_block(100, 80, 20), memory_block(1e9, k_nan), io_block(100, 200), processes_block(10, 20)}),
+        at(100));
     EXPECT_EQ(sink->open_files(), 1u) << "host b has not ended yet";
     auto file = collector::job_file_path(m_dir, job);
     sink->consume(message(MessageKind::job_end, job, "b", k_t0 + 120 * k_second,
-                          {cpu_block(50, 50, 0), memory_block(1e9, 1e9), io_block(1000, 2000),
-                           processes_block(5, 7)}),
+                          {cpu_block(50, 50, 0), memory_block(1e9, 1e9), io_block(1000, 2000), processes_block(5, 7)}),
                   at(120));
     EXPECT_EQ(sink->open_files(), 0u);
     EXPECT_EQ(sink->stats().summaries_written, 2u);
@@ -272,9 +271,9 @@ TEST_F(Hdf5SinkTest, idle_files_close_and_a_later_message_appends)
     // The job's state was forgotten; the reopen restores it from the file.
     const int64_t later = start + 100 * k_second;
     sink->consume(message(MessageKind::sample, "j", "h", k_t0 + 6 * k_second, {cpu_block(60, 0, 0)}), at(later));
-    sink->consume(message(MessageKind::job_end, "j", "h", k_t0 + 8 * k_second,
-                          {cpu_block(k_nan, 0, 0), memory_block(1, 1)}),
-                  at(later + 1));
+    sink->consume(
+        message(MessageKind::job_end, "j", "h", k_t0 + 8 * k_second, {cpu_block(k_nan, 0, 0), memory_block(1, 1)}),
+        at(later + 1));
     EXPECT_EQ(sink->stats().files_opened, 2u);
     EXPECT_EQ(sink->open_files(), 0u);
     Reader r(collector::job_file_path(m_dir, "j"));
@@ -306,7 +305,7 @@ TEST_F(Hdf5SinkTest, read_job_summary_reports_missing_file_and_missing_summary)
     EXPECT_NE(none.error().message().find("has not ended"), std::string::npos) << none.error().message();
 }
 
-} // namespace
+}  // namespace
 
 // After a collector restart the core knows no sender (Delivery::sender_new):
 // the gap between the file's last stored seq and the next message is the
@@ -315,9 +314,10 @@ TEST_F(Hdf5SinkTest, a_restarted_collector_counts_the_gap_from_the_file_and_drop
 {
     const std::string job = "77";
     auto msg = [&](MessageKind kind, uint64_t seq) {
-        Message m = kind == MessageKind::job_start ? job_start(job, "h", k_t0, "1")
-                                                    : message(kind, job, "h", k_t0 + static_cast<int64_t>(seq) * k_second,
-                                                              {cpu_block(static_cast<double>(seq), 0, 0)});
+        Message m = kind == MessageKind::job_start
+                        ? job_start(job, "h", k_t0, "1")
+                        : message(kind, job, "h", k_t0 + static_cast<int64_t>(seq) * k_second,
+                                  {cpu_block(static_cast<double>(seq), 0, 0)});
         m.seq = seq;
         return m;
     };
@@ -338,8 +338,8 @@ TEST_F(Hdf5SinkTest, a_restarted_collector_counts_the_gap_from_the_file_and_drop
     sink->consume(msg(MessageKind::sample, 9), first);  // stored before the restart
     sink->consume(msg(MessageKind::sample, 10), first);
     EXPECT_EQ(sink->stats().duplicates_dropped, 2u);
-    sink->consume(msg(MessageKind::sample, 14), first);  // 11, 12, 13 never reached the file
-    sink->consume(msg(MessageKind::sample, 14), at(101)); // a resend
+    sink->consume(msg(MessageKind::sample, 14), first);    // 11, 12, 13 never reached the file
+    sink->consume(msg(MessageKind::sample, 14), at(101));  // a resend
     sink->consume(msg(MessageKind::job_end, 15), at(102));
     EXPECT_EQ(sink->stats().duplicates_dropped, 3u);
     Reader r(collector::job_file_path(m_dir, job));

@@ -36,10 +36,10 @@ inline BackendBlock block(std::string name, std::vector<MetricDescriptor> metric
 
 inline BackendBlock cpu_block(double usage, double user, double system)
 {
-    return block("cgroup_cpu",
-                 {{"usage", "s", MetricKind::counter}, {"user", "s", MetricKind::counter},
-                  {"system", "s", MetricKind::counter}},
-                 {usage, user, system});
+    return block(
+        "cgroup_cpu",
+        {{"usage", "s", MetricKind::counter}, {"user", "s", MetricKind::counter}, {"system", "s", MetricKind::counter}},
+        {usage, user, system});
 }
 
 inline BackendBlock memory_block(double current, double peak)
@@ -56,8 +56,7 @@ inline BackendBlock io_block(double read_bytes, double write_bytes)
 
 inline BackendBlock processes_block(double read_chars, double write_chars)
 {
-    return block("processes",
-                 {{"read_chars", "B", MetricKind::counter}, {"write_chars", "B", MetricKind::counter}},
+    return block("processes", {{"read_chars", "B", MetricKind::counter}, {"write_chars", "B", MetricKind::counter}},
                  {read_chars, write_chars});
 }
 
@@ -81,8 +80,8 @@ inline Message message(MessageKind kind, const std::string &job, const std::stri
 inline Message job_start(const std::string &job, const std::string &host, int64_t time_ns, const std::string &cpus)
 {
     Message m = message(MessageKind::job_start, job, host, time_ns);
-    m.meta = {{"user", "alice"}, {"cgroup", "/oar/alice_" + job}, {"cpus", cpus}, {"period", "1"},
-              {"command", "sleep 100"}};
+    m.meta = {
+        {"user", "alice"}, {"cgroup", "/oar/alice_" + job}, {"cpus", cpus}, {"period", "1"}, {"command", "sleep 100"}};
     return m;
 }
 
@@ -107,9 +106,7 @@ inline std::unique_ptr<collector::Hdf5Sink> make_sink(const collector::Hdf5Optio
 // Opens a file read-only with the default file access properties.
 class Reader {
 public:
-    explicit Reader(const std::filesystem::path &file) : m_file(H5Fopen(file.c_str(), H5F_ACC_RDONLY, H5P_DEFAULT))
-    {
-    }
+    explicit Reader(const std::filesystem::path &file) : m_file(H5Fopen(file.c_str(), H5F_ACC_RDONLY, H5P_DEFAULT)) {}
     bool ok() const { return m_file.valid(); }
     // Close before read_job_summary(): HDF5 refuses to open one file twice in
     // a process with different locking settings (colmet turns locking off).
@@ -179,4 +176,4 @@ private:
 // Values compare equal, NaN equal to NaN.
 inline bool same(double a, double b) { return (std::isnan(a) && std::isnan(b)) || a == b; }
 
-} // namespace colmet::test::h5
+}  // namespace colmet::test::h5

@@ -87,4 +87,4 @@ print("ok")
     EXPECT_EQ(run("/usr/bin/python3 '" + m_tree.path("check.py").string() + "' '" + m_file.string() + "'"), 0);
 }
 
-} // namespace
+}  // namespace

@@ -30,7 +30,7 @@ protected:
     std::filesystem::path m_dir = m_tree.path("out");
 };
 
-} // namespace
+}  // namespace
 
 TEST(NodeSharingTest, overlaps_by_time_not_by_arrival)
 {

@@ -26,8 +26,8 @@ TEST(JobSpec, EventListContinuesAfterPerfhw)
     ASSERT_TRUE(s->period_s);
     EXPECT_DOUBLE_EQ(*s->period_s, 2);
     EXPECT_EQ(s->node_backends, std::vector<std::string>{"rapl"});
-    EXPECT_EQ(spec_node_args(*s),
-              (std::vector<std::string>{"--enable-perfhw", "--perfhw-list", "instructions,cache_misses", "--enable-RAPL"}));
+    EXPECT_EQ(spec_node_args(*s), (std::vector<std::string>{"--enable-perfhw", "--perfhw-list",
+                                                            "instructions,cache_misses", "--enable-RAPL"}));
     EXPECT_EQ(format_spec(*s), "period=2,perfhw:instructions,cache_misses,rapl");
 }
 
@@ -66,8 +66,7 @@ TEST(JobSpec, ErrorsNameTheItem)
     for (const auto &c : cases) {
         auto s = parse_spec(c.text);
         ASSERT_FALSE(s) << c.text;
-        EXPECT_NE(s.error().message().find(c.message_part), std::string::npos)
-            << c.text << ": " << s.error().message();
+        EXPECT_NE(s.error().message().find(c.message_part), std::string::npos) << c.text << ": " << s.error().message();
     }
     EXPECT_FALSE(parse_spec(std::string(5000, 'a')));
 }

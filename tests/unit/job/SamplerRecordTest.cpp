@@ -14,7 +14,7 @@ fs::path temp_dir()
     char tmpl[] = "/tmp/colmet-record-XXXXXX";
     return mkdtemp(tmpl);
 }
-} // namespace
+}  // namespace
 
 TEST(SamplerRecord, RoundTripsAndRefusesForgedLines)
 {

@@ -53,20 +53,20 @@ TEST(SlurmLayoutTest, SlurmManagesCgroupsWhenItsRootIsInAHierarchyOtherThanPerfE
     EXPECT_FALSE(manages_cgroups(t.root(), {}));
     t.mkdir("perf_event/slurm/uid_5/job_1");  // colmet's own
     EXPECT_FALSE(manages_cgroups(t.root(), {}));
-    t.mkdir("pids/slurm/uid_5/job_1");        // made by a colmet-job start for a job without Slurm cgroups
+    t.mkdir("pids/slurm/uid_5/job_1");  // made by a colmet-job start for a job without Slurm cgroups
     EXPECT_FALSE(manages_cgroups(t.root(), {"/slurm"}));
     EXPECT_TRUE(manages_cgroups(t.root(), {}));  // nobody says colmet made it: Slurm's (non-multiple-slurmd build)
-    t.mkdir("cpuacct/slurm_n1");              // Debian's build: /slurm_<node>, made by slurmd at start
+    t.mkdir("cpuacct/slurm_n1");                 // Debian's build: /slurm_<node>, made by slurmd at start
     EXPECT_EQ(manages_cgroups(t.root(), {"/slurm"}), t.path("cpuacct/slurm_n1"));
 }
 
 TEST(SlurmLayoutTest, AMountedHierarchyIsOneWithCgroupProcs)
 {
     FakeTree t;
-    t.mkdir("unified/slurm_n1");      // the cgroup2 tree of a hybrid host is not Slurm's v1
-    t.mkdir("notmounted/slurm_n1");   // no cgroup.procs: not a hierarchy
+    t.mkdir("unified/slurm_n1");     // the cgroup2 tree of a hybrid host is not Slurm's v1
+    t.mkdir("notmounted/slurm_n1");  // no cgroup.procs: not a hierarchy
     EXPECT_FALSE(manages_cgroups(t.root(), {}));
 }
 
-} // namespace
-} // namespace colmet::sched::slurm
+}  // namespace
+}  // namespace colmet::sched::slurm

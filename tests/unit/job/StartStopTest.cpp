@@ -313,4 +313,4 @@ TEST_F(StartStopTest, usage_errors_exit_64_and_nothing_to_stop_exits_1_except_in
     EXPECT_EQ(stop_command(stop), 0);
 }
 
-} // namespace
+}  // namespace

@@ -70,5 +70,5 @@ TEST(ChooseCollectorTest, refuses_bad_lists)
     EXPECT_NE(c.error().message().find("--zeromq-uri"), std::string::npos) << c.error().message();
 }
 
-} // namespace
-} // namespace colmet::node
+}  // namespace
+}  // namespace colmet::node

@@ -31,7 +31,7 @@ protected:
     FakeTree m_tree;
 };
 
-} // namespace
+}  // namespace
 
 TEST_F(JobCgroupsTest, CgroupProcsStopsAtEnoughProcesses)
 {
@@ -88,10 +88,9 @@ TEST_F(JobCgroupsTest, WithALevelTheSamplerWaitsThenFollowsTheFirstProcess)
                                    "10:perf_event:/slurm/uid_5/job_9\n");
     EXPECT_TRUE(j.refresh());
     EXPECT_TRUE(j.located());
-    EXPECT_THAT(j.paths().controllers,
-                ElementsAre(Pair("cpuacct", m_tree.path("cg/cpuacct/slurm_n1/uid_5/job_9")),
-                            Pair("memory", m_tree.path("cg/memory/slurm_n1/uid_5/job_9")),
-                            Pair("perf_event", m_tree.path("cg/perf_event/slurm/uid_5/job_9"))));
+    EXPECT_THAT(j.paths().controllers, ElementsAre(Pair("cpuacct", m_tree.path("cg/cpuacct/slurm_n1/uid_5/job_9")),
+                                                   Pair("memory", m_tree.path("cg/memory/slurm_n1/uid_5/job_9")),
+                                                   Pair("perf_event", m_tree.path("cg/perf_event/slurm/uid_5/job_9"))));
     for (int i = 0; i < 5; ++i)
         EXPECT_FALSE(j.refresh());  // located; the re-checks find nothing new
     j.check();
@@ -103,7 +102,8 @@ TEST_F(JobCgroupsTest, AHierarchyPlacedJustAfterTheFirstLocationIsAddedByARechec
 {
     m_tree.write("cg/perf_event/slurm/uid_5/job_9/cgroup.procs", "77\n");
     m_tree.write("cg/cpuacct/slurm_n1/uid_5/job_9/task_0/cgroup.procs", "77\n");
-    m_tree.write("proc/77/cgroup", "2:cpuacct:/slurm_n1/uid_5/job_9/task_0\n4:memory:/\n10:perf_event:/slurm/uid_5/job_9\n");
+    m_tree.write("proc/77/cgroup",
+                 "2:cpuacct:/slurm_n1/uid_5/job_9/task_0\n4:memory:/\n10:perf_event:/slurm/uid_5/job_9\n");
     auto j = make("/slurm/uid_5/job_9", std::vector<std::string>{"job_9"});
     ASSERT_TRUE(j.start());
     ASSERT_TRUE(j.located());
@@ -173,4 +173,4 @@ TEST_F(JobCgroupsTest, AnEmptyPerfEventDirectoryIsNotASuspect)
     EXPECT_TRUE(j.empty_dirs().empty());
 }
 
-} // namespace colmet::node
+}  // namespace colmet::node

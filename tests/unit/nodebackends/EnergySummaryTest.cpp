@@ -17,7 +17,8 @@ namespace {
 
 BackendBlock rapl_block(double pkg, double dram)
 {
-    return block("rapl", {{"package_0_package", "J", MetricKind::counter}, {"package_0_dram", "J", MetricKind::counter}},
+    return block("rapl",
+                 {{"package_0_package", "J", MetricKind::counter}, {"package_0_dram", "J", MetricKind::counter}},
                  {pkg, dram}, wire::Scope::node);
 }
 
@@ -41,7 +42,7 @@ std::string printed_summary(const std::filesystem::path &file)
     return text;
 }
 
-} // namespace
+}  // namespace
 
 TEST(EnergySummaryTest, joules_and_kilowatt_hours)
 {

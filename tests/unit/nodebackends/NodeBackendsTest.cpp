@@ -48,7 +48,7 @@ node::NodeBackendRequest all_of(const test::FakeTree &tree)
     return r;
 }
 
-} // namespace
+}  // namespace
 
 TEST(NodeBackendsTest, the_table_lists_the_four_node_backends)
 {
@@ -76,15 +76,16 @@ TEST(NodeBackendsTest, a_node_without_the_devices_logs_one_line_per_backend_and_
     auto backends = node::make_node_backends(all_of(tree), 1);
     EXPECT_TRUE(backends.empty());
     const std::string sys = tree.path("sys").string();
-    EXPECT_EQ(log.text(), "warning backend rapl not available: no RAPL zones in " + sys +
-                              "/class/powercap and no perf power PMU in " + sys +
-                              "/bus/event_source/devices/power\n"
-                              "warning backend temperature not available: no thermal zone in " +
-                              sys + "/class/thermal and no temperature input in " + sys +
-                              "/class/hwmon\n"
-                              "warning backend infiniband not available: no InfiniBand port counters in " +
-                              sys + "/class/infiniband\n" + "warning backend lustre not available: no Lustre client mount (" +
-                              tree.path("proc").string() + "/fs/lustre/llite, " + sys + "/kernel/debug/lustre/llite)\n");
+    EXPECT_EQ(log.text(),
+              "warning backend rapl not available: no RAPL zones in " + sys +
+                  "/class/powercap and no perf power PMU in " + sys +
+                  "/bus/event_source/devices/power\n"
+                  "warning backend temperature not available: no thermal zone in " +
+                  sys + "/class/thermal and no temperature input in " + sys +
+                  "/class/hwmon\n"
+                  "warning backend infiniband not available: no InfiniBand port counters in " +
+                  sys + "/class/infiniband\n" + "warning backend lustre not available: no Lustre client mount (" +
+                  tree.path("proc").string() + "/fs/lustre/llite, " + sys + "/kernel/debug/lustre/llite)\n");
 }
 
 TEST(NodeBackendsTest, every_backend_of_a_full_node_in_table_order_with_its_mapping_files)
@@ -130,7 +131,7 @@ Result<UniqueFd> deny_energy(const std::filesystem::path &p)
     return open_read(p);
 }
 
-} // namespace
+}  // namespace
 
 TEST(NodeBackendsTest, steady_state_samples_do_not_allocate)
 {
@@ -171,7 +172,8 @@ TEST(NodeBackendsTest, a_backend_with_more_metrics_than_a_message_carries_is_lef
     test::FakeTree tree;
     // 43 Lustre mounts: 43 * 24 + 4 = 1036 metrics, above the protocol's 1024.
     for (int i = 0; i < 43; ++i)
-        tree.write("proc/fs/lustre/llite/fs" + std::to_string(i) + "-ffff00000000" + std::to_string(1000 + i) + "/stats",
+        tree.write("proc/fs/lustre/llite/fs" + std::to_string(i) + "-ffff00000000" + std::to_string(1000 + i) +
+                       "/stats",
                    "open 1 samples [regs]\n");
     node::NodeBackendRequest r;
     r.ctx = {tree.path("sys"), tree.path("proc")};

@@ -47,4 +47,4 @@ inline double at(const node::MetricBackend &b, const std::vector<double> &values
     return -1;
 }
 
-} // namespace colmet::test
+}  // namespace colmet::test

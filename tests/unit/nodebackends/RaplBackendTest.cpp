@@ -30,7 +30,7 @@ void set_energy(const test::FakeTree &tree, const std::string &zone, uint64_t uj
     tree.write(std::string(k_zones) + zone + "/energy_uj", std::to_string(uj) + "\n");
 }
 
-} // namespace
+}  // namespace
 
 TEST(RaplBackendTest, intel_two_sockets_package_core_dram_in_joules)
 {
@@ -192,17 +192,16 @@ TEST(RaplBackendTest, uncore_and_psys_follow_the_original_columns)
     EXPECT_EQ(metric_names(**b),
               (std::vector<std::string>{"package_0_package", "package_0_core", "package_0_uncore", "psys"}));
     auto csv = rapl_mapping_csv((*b)->domains());
-    EXPECT_EQ(csv.substr(0, csv.find("counter_11,")),
-              "counter_1,energy_microjoule,package-0,zone_package\n"
-              "counter_2,max_energy_range_microjoule,package-0,zone_package\n"
-              "counter_3,energy_microjoule,package-0,zone_core\n"
-              "counter_4,max_energy_range_microjoule,package-0,zone_core\n"
-              "counter_5,counter_not_supported_by_hardware,,\n"
-              "counter_6,counter_not_supported_by_hardware,,\n"
-              "counter_7,energy_microjoule,package-0,zone_uncore\n"
-              "counter_8,max_energy_range_microjoule,package-0,zone_uncore\n"
-              "counter_9,energy_microjoule,psys,zone_psys\n"
-              "counter_10,max_energy_range_microjoule,psys,zone_psys\n");
+    EXPECT_EQ(csv.substr(0, csv.find("counter_11,")), "counter_1,energy_microjoule,package-0,zone_package\n"
+                                                      "counter_2,max_energy_range_microjoule,package-0,zone_package\n"
+                                                      "counter_3,energy_microjoule,package-0,zone_core\n"
+                                                      "counter_4,max_energy_range_microjoule,package-0,zone_core\n"
+                                                      "counter_5,counter_not_supported_by_hardware,,\n"
+                                                      "counter_6,counter_not_supported_by_hardware,,\n"
+                                                      "counter_7,energy_microjoule,package-0,zone_uncore\n"
+                                                      "counter_8,max_energy_range_microjoule,package-0,zone_uncore\n"
+                                                      "counter_9,energy_microjoule,psys,zone_psys\n"
+                                                      "counter_10,max_energy_range_microjoule,psys,zone_psys\n");
 }
 
 namespace {
@@ -214,7 +213,7 @@ Result<UniqueFd> deny_energy(const std::filesystem::path &p)
     return open_read(p);
 }
 
-} // namespace
+}  // namespace
 
 // Root bypasses file modes, so the permission path is tested twice: here by
 // injecting EACCES into the open of energy_uj, and below for real in a child
@@ -304,7 +303,7 @@ void power_pmu(const test::FakeTree &tree)
     tree.write("sys/devices/system/cpu/cpu18/topology/physical_package_id", "1\n");
 }
 
-} // namespace
+}  // namespace
 
 TEST(RaplBackendTest, the_perf_power_pmu_when_powercap_is_absent)
 {

@@ -20,10 +20,10 @@ TEST(TemperatureBackendTest, thermal_zones_and_hwmon_sensors_with_labels_in_degr
     ASSERT_TRUE(b) << b.error().message();
     EXPECT_EQ((*b)->name(), "temperature");
     EXPECT_EQ((*b)->scope(), wire::Scope::node);
-    EXPECT_EQ(metric_names(**b), (std::vector<std::string>{
-                                     "acpitz_0", "x86_pkg_temp_1", "pch_cannonlake_10", "acpitz.temp1",
-                                     "coretemp0.package_id_0", "coretemp0.core_0", "coretemp1.package_id_1",
-                                     "coretemp1.core_0", "nvme.composite", "nvme.sensor_1"}));
+    EXPECT_EQ(metric_names(**b),
+              (std::vector<std::string>{"acpitz_0", "x86_pkg_temp_1", "pch_cannonlake_10", "acpitz.temp1",
+                                        "coretemp0.package_id_0", "coretemp0.core_0", "coretemp1.package_id_1",
+                                        "coretemp1.core_0", "nvme.composite", "nvme.sensor_1"}));
     for (const auto &m : (*b)->metrics()) {
         EXPECT_EQ(m.unit, "degC");
         EXPECT_EQ(m.kind, wire::MetricKind::gauge);

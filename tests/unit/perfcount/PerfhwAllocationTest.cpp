@@ -11,8 +11,6 @@
 
 #include <linux/perf_event.h>
 
-
-
 using namespace colmet;
 using namespace colmet::node::backends::perfhw;
 
@@ -20,7 +18,7 @@ namespace {
 
 using test::allocations_in_samples;
 
-} // namespace
+}  // namespace
 
 TEST(PerfhwAllocationTest, sample_does_not_allocate)
 {

@@ -19,10 +19,10 @@ namespace fs = std::filesystem;
 
 namespace {
 
-#define SKIP_UNLESS_LIVE()                                          \
-    do {                                                            \
-        if (auto why = test::live_skip_reason(); !why.empty())      \
-            GTEST_SKIP() << why;                                    \
+#define SKIP_UNLESS_LIVE()                                                                                             \
+    do {                                                                                                               \
+        if (auto why = test::live_skip_reason(); !why.empty())                                                         \
+            GTEST_SKIP() << why;                                                                                       \
     } while (0)
 
 PerfhwBackend &as_perfhw(node::MetricBackend &b) { return dynamic_cast<PerfhwBackend &>(b); }
@@ -37,7 +37,7 @@ double read_task_clock(PerfGroup &group)
     return estimate(totals[0]) * 1e-9;
 }
 
-} // namespace
+}  // namespace
 
 TEST(PerfhwLifecycleTest, close_leaves_no_perf_fd_and_a_recreated_cgroup_starts_from_zero)
 {
@@ -117,10 +117,9 @@ TEST(PerfhwLifecycleTest, release_and_reopen_keep_the_count_since_the_start)
     RealJob job("pause");
     ASSERT_TRUE(job.create());
     ASSERT_TRUE(job.spawn_burner(300));
-    auto made = make_perfhw_backend(job.context(),
-                                    {test::task_clock(), test::software_event("context_switches",
-                                                                              PERF_COUNT_SW_CONTEXT_SWITCHES)},
-                                    test::k_cgroup_root, "/sys");
+    auto made = make_perfhw_backend(
+        job.context(), {test::task_clock(), test::software_event("context_switches", PERF_COUNT_SW_CONTEXT_SWITCHES)},
+        test::k_cgroup_root, "/sys");
     ASSERT_TRUE(made) << made.error().message();
     auto &b = as_perfhw(**made);
     job.go();

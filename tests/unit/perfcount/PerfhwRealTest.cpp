@@ -33,10 +33,10 @@ namespace fs = std::filesystem;
 
 namespace {
 
-#define SKIP_UNLESS_LIVE()                                          \
-    do {                                                            \
-        if (auto why = test::live_skip_reason(); !why.empty())      \
-            GTEST_SKIP() << why;                                    \
+#define SKIP_UNLESS_LIVE()                                                                                             \
+    do {                                                                                                               \
+        if (auto why = test::live_skip_reason(); !why.empty())                                                         \
+            GTEST_SKIP() << why;                                                                                       \
     } while (0)
 
 PerfhwBackend &as_perfhw(node::MetricBackend &b) { return dynamic_cast<PerfhwBackend &>(b); }
@@ -122,7 +122,7 @@ private:
     pid_t m_sleep = -1;
 };
 
-} // namespace
+}  // namespace
 
 TEST(PerfhwRealTest, task_clock_matches_the_workload_and_excludes_a_busy_sibling)
 {
@@ -184,11 +184,11 @@ TEST(PerfhwRealTest, hardware_events_are_unsupported_while_task_clock_counts)
     RealJob job("nopmu");
     ASSERT_TRUE(job.create());
     ASSERT_TRUE(job.spawn_burner(200));
-    auto made = make_perfhw_backend(job.context(),
-                                    {test::hardware_event("cpu_cycles", PERF_COUNT_HW_CPU_CYCLES),
-                                     test::hardware_event("instructions", PERF_COUNT_HW_INSTRUCTIONS),
-                                     test::task_clock()},
-                                    test::k_cgroup_root, "/sys");
+    auto made =
+        make_perfhw_backend(job.context(),
+                            {test::hardware_event("cpu_cycles", PERF_COUNT_HW_CPU_CYCLES),
+                             test::hardware_event("instructions", PERF_COUNT_HW_INSTRUCTIONS), test::task_clock()},
+                            test::k_cgroup_root, "/sys");
     ASSERT_TRUE(made) << made.error().message();
     auto &b = as_perfhw(**made);
     if (b.counters().state(0) == EventState::counting)

@@ -47,7 +47,7 @@ int64_t cpu_ns()
         ::pause();
 }
 
-} // namespace
+}  // namespace
 
 std::string live_skip_reason()
 {
@@ -216,4 +216,4 @@ double RealJob::wait_report(int timeout_ms)
     return static_cast<double>(ns) * 1e-9;
 }
 
-} // namespace colmet::test
+}  // namespace colmet::test

@@ -72,4 +72,4 @@ private:
     UniqueFd m_report_read;
 };
 
-} // namespace colmet::test
+}  // namespace colmet::test

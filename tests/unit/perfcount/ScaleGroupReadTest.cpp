@@ -13,7 +13,7 @@ namespace {
 
 std::vector<EventTotals> totals(size_t n) { return std::vector<EventTotals>(n); }
 
-} // namespace
+}  // namespace
 
 TEST(ScaleGroupReadTest, enabled_equals_running_is_not_scaled)
 {

@@ -21,10 +21,7 @@ struct Expected {
 
 // Written from <linux/perf_event.h> and perf_event_open(2), not from the table
 // under test: HW_CACHE config = cache | (op << 8) | (result << 16).
-constexpr uint64_t cache(uint64_t id, uint64_t op, uint64_t result)
-{
-    return id | (op << 8) | (result << 16);
-}
+constexpr uint64_t cache(uint64_t id, uint64_t op, uint64_t result) { return id | (op << 8) | (result << 16); }
 
 constexpr uint64_t k_l1d = PERF_COUNT_HW_CACHE_L1D, k_ll = PERF_COUNT_HW_CACHE_LL;
 constexpr uint64_t k_dtlb = PERF_COUNT_HW_CACHE_DTLB, k_itlb = PERF_COUNT_HW_CACHE_ITLB;
@@ -76,7 +73,7 @@ std::string decode_cache(uint64_t config)
     return std::string(ids[id]) + "/" + ops[op] + "/" + results[result];
 }
 
-} // namespace
+}  // namespace
 
 TEST(EventNamesTest, every_legacy_name_resolves_to_its_exact_type_and_config)
 {

@@ -1,10 +1,10 @@
 // "pmu/event/" events resolved through sysfs fixture trees
 // (tests/fixtures/perfhw/sys) and small FakeTree PMUs.
+#include "node/backends/perfhw/SysfsPmu.hpp"
 #include "FakeTree.hpp"
 #include "common/file_io.hpp"
 #include "common/text.hpp"
 #include "node/backends/perfhw/PerfEventSpec.hpp"
-#include "node/backends/perfhw/SysfsPmu.hpp"
 
 #include <gtest/gtest.h>
 
@@ -37,7 +37,7 @@ std::string failure(std::string_view name, Errc code = Errc::invalid, const std:
 
 #define EXPECT_HAS(text, part) EXPECT_NE((text).find(part), std::string::npos) << (text)
 
-} // namespace
+}  // namespace
 
 TEST(SysfsPmuTest, intel_cpu_event_aliases)
 {

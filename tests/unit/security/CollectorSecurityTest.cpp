@@ -36,7 +36,7 @@ std::string message(const std::string &host, uint64_t seq)
     return bytes;
 }
 
-} // namespace
+}  // namespace
 
 TEST(CollectorSecurity, a_message_is_stored_only_under_its_hosts_key)
 {
@@ -56,10 +56,10 @@ TEST(CollectorSecurity, a_message_is_stored_only_under_its_hosts_key)
         auto bytes = message(host, seq);
         collector.handle_frame(bytes.data(), bytes.size(), false, monotonic_ns(), key);
     };
-    send("node042", 0, k1->public_key);       // its own key
-    send("node043", 0, k1->public_key);       // another node's key: forged
-    send("evilhost", 0, k1->public_key);      // a host nobody registered
-    send("node042", 1, "");                   // no key at all
+    send("node042", 0, k1->public_key);   // its own key
+    send("node043", 0, k1->public_key);   // another node's key: forged
+    send("evilhost", 0, k1->public_key);  // a host nobody registered
+    send("node042", 1, "");               // no key at all
     send("node043", 1, k2->public_key);
     EXPECT_EQ(stored, (std::vector<std::string>{"node042", "node043"}));
     EXPECT_EQ(collector.stats().unauthorized, 3u);

@@ -27,7 +27,7 @@ void write(const std::filesystem::path &p, const std::string &text, mode_t mode)
     ::chmod(p.c_str(), mode);
 }
 
-} // namespace
+}  // namespace
 
 TEST(CurveKeys, a_generated_pair_round_trips_through_its_file)
 {
@@ -103,8 +103,10 @@ TEST(CurveKeys, a_secret_key_readable_by_others_is_refused)
     write(path, format_key_pair_file(*pair, "n"), 0640);
     auto r = read_key_pair_file(path);
     ASSERT_FALSE(r);
-    EXPECT_EQ(r.error().message(), path.string() + ": a secret key must be readable by its owner only (mode 640); "
-                                                   "run: chmod 600 " + path.string());
+    EXPECT_EQ(r.error().message(), path.string() +
+                                       ": a secret key must be readable by its owner only (mode 640); "
+                                       "run: chmod 600 " +
+                                       path.string());
     ::chmod(path.c_str(), 0600);
     EXPECT_TRUE(read_key_pair_file(path));
     auto missing = read_key_pair_file(dir.path / "none.key");

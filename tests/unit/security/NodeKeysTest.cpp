@@ -32,7 +32,7 @@ std::string key()
     return pair ? pair->public_key : std::string();
 }
 
-} // namespace
+}  // namespace
 
 TEST(NodeKeys, binds_every_key_to_the_hosts_it_is_listed_with)
 {

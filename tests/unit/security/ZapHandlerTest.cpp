@@ -1,6 +1,6 @@
+#include "collector/security/ZapHandler.hpp"
 #include "collector/security/BindPolicy.hpp"
 #include "collector/security/ConnectionGuard.hpp"
-#include "collector/security/ZapHandler.hpp"
 
 #include <gtest/gtest.h>
 
@@ -23,7 +23,7 @@ std::vector<std::string> request(const std::string &mechanism, const std::string
     return {"1.0", "id7", "colmet", "10.0.0.9", "", mechanism, credentials};
 }
 
-} // namespace
+}  // namespace
 
 TEST(ZapHandler, lets_in_registered_keys_with_the_key_as_user_id)
 {
@@ -101,11 +101,11 @@ TEST(ConnectionGuard, beyond_the_limit_the_oldest_connection_without_a_message_m
     ConnectionGuard guard({.max_connections = 2, .idle_timeout_ns = 100});
     EXPECT_EQ(guard.accepted(10, 0), -1);
     EXPECT_EQ(guard.accepted(11, 1), -1);
-    guard.message_from(11, 2);                // 11 is a sender's
-    EXPECT_EQ(guard.accepted(12, 3), 10);     // 10 never sent anything: it goes
+    guard.message_from(11, 2);             // 11 is a sender's
+    EXPECT_EQ(guard.accepted(12, 3), 10);  // 10 never sent anything: it goes
     EXPECT_EQ(guard.open(), 2u);
     guard.message_from(12, 4);
-    EXPECT_EQ(guard.accepted(13, 5), 13);     // every connection is a sender's: the new one waits
+    EXPECT_EQ(guard.accepted(13, 5), 13);  // every connection is a sender's: the new one waits
     EXPECT_EQ(guard.open(), 2u);
     guard.message_from(-1, 6);  // a message whose descriptor is unknown changes nothing
     EXPECT_EQ(guard.stats().accepted, 4u);

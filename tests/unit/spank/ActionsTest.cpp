@@ -42,7 +42,7 @@ protected:
     JobRef m_job{42, 1001, "alice"};
 };
 
-} // namespace
+}  // namespace
 
 TEST_F(ActionsTest, job_wanted_matrix)
 {
@@ -72,8 +72,8 @@ TEST_F(ActionsTest, prolog_starts_the_job_sampler_and_epilog_stops_it)
     EXPECT_EQ(read_marker(run_dir(), 42).value_or("?"), "perfhw:task_clock");
     Calls calls = test::fake_calls(m_tree);
     ASSERT_EQ(calls.size(), 1U);
-    EXPECT_EQ(calls[0], "start --job-id 42 --user alice --scheduler slurm --hook --run-dir " +
-                            run_dir() + " --cgroup-root " + m_config.cgroup_root +
+    EXPECT_EQ(calls[0], "start --job-id 42 --user alice --scheduler slurm --hook --run-dir " + run_dir() +
+                            " --cgroup-root " + m_config.cgroup_root +
                             " --spec perfhw:task_clock -- --meta slurm_job_id=42");
     ASSERT_EQ(m_log.info.size(), 1U);
     EXPECT_EQ(m_log.info[0], "colmet: job 42: sampler started (spec perfhw:task_clock)");
@@ -132,7 +132,8 @@ TEST_F(ActionsTest, steps_of_a_sampled_job_get_their_own_sampler)
     Calls calls = test::fake_calls(m_tree);
     ASSERT_EQ(calls.size(), 1U);
     EXPECT_EQ(calls[0], "start --job-id 42.3 --user alice --scheduler slurm --hook "
-                        "--run-dir " + run_dir() + " --cgroup-root " + m_config.cgroup_root +
+                        "--run-dir " +
+                            run_dir() + " --cgroup-root " + m_config.cgroup_root +
                             " --spec period=1 -- --meta slurm_job_id=42 --meta slurm_step_id=3");
     step_stop(m_config, s, m_log.log());  // detached: wait for the call to show
     for (int i = 0; i < 200 && test::fake_calls(m_tree).size() < 2; ++i)
@@ -170,7 +171,8 @@ TEST_F(ActionsTest, the_batch_step_asks_the_job_for_a_sample_at_its_end)
     s.local_tasks = 1;
     EXPECT_FALSE(s.step_sampler);
     task_exit(m_config, s, m_log.log());
-    EXPECT_EQ(test::fake_calls(m_tree), (Calls{"--job-id 42 --sample-now --control-dir " + run_dir() + " --timeout 3"}));
+    EXPECT_EQ(test::fake_calls(m_tree),
+              (Calls{"--job-id 42 --sample-now --control-dir " + run_dir() + " --timeout 3"}));
 }
 
 TEST_F(ActionsTest, special_steps_and_unsampled_jobs_get_no_step_sampler)
@@ -209,8 +211,7 @@ TEST_F(ActionsTest, task_attach_writes_into_the_step_directories)
 {
     m_tree.write("cgroup/perf_event/slurm/uid_1001/job_42/step_3/cgroup.procs", "");
     m_tree.write("cgroup/perf_event/slurm/uid_1001/job_42/cgroup.procs", "");
-    std::string mountinfo = "44 30 0:39 / " + m_config.cgroup_root +
-                            "/perf_event rw - cgroup cgroup rw,perf_event\n";
+    std::string mountinfo = "44 30 0:39 / " + m_config.cgroup_root + "/perf_event rw - cgroup cgroup rw,perf_event\n";
     StepState s;
     s.job_sampled = true;
     s.step_sampler = true;

@@ -31,4 +31,4 @@ inline std::vector<std::string> fake_calls(const colmet::test::FakeTree &t)
     return out;
 }
 
-} // namespace colmet::spank::test
+}  // namespace colmet::spank::test

@@ -15,7 +15,7 @@ PluginConfig config()
     return c;
 }
 
-} // namespace
+}  // namespace
 
 TEST(HelperCommandTest, ids_and_cgroups)
 {
@@ -30,10 +30,10 @@ TEST(HelperCommandTest, ids_and_cgroups)
 TEST(HelperCommandTest, job_start_minimal)
 {
     JobRef job{42, 1001, "alice"};
-    EXPECT_EQ(job_start_command(config(), job, ""),
-              (Argv{"/usr/sbin/colmet-job", "start", "--job-id", "42", "--user", "alice", "--scheduler", "slurm",
-                    "--hook", "--run-dir", "/run/colmet", "--cgroup-root", "/sys/fs/cgroup", "--",
-                    "--meta", "slurm_job_id=42"}));
+    EXPECT_EQ(
+        job_start_command(config(), job, ""),
+        (Argv{"/usr/sbin/colmet-job", "start", "--job-id", "42", "--user", "alice", "--scheduler", "slurm", "--hook",
+              "--run-dir", "/run/colmet", "--cgroup-root", "/sys/fs/cgroup", "--", "--meta", "slurm_job_id=42"}));
 }
 
 TEST(HelperCommandTest, job_start_with_everything)
@@ -43,21 +43,55 @@ TEST(HelperCommandTest, job_start_with_everything)
     c.period = 0.5;
     c.log_file = "/var/log/colmet-job.log";
     JobRef job{42, 1001, "alice"};
-    EXPECT_EQ(job_start_command(c, job, "perfhw"),
-              (Argv{"/usr/sbin/colmet-job", "start", "--job-id", "42", "--user", "alice", "--scheduler", "slurm",
-                    "--hook", "--run-dir", "/run/colmet", "--cgroup-root", "/sys/fs/cgroup",
-                    "--spec", "perfhw", "--zeromq-uri", "tcp://c:5556", "--sample-period", "0.5", "--log-file",
-                    "/var/log/colmet-job.log", "--", "--meta", "slurm_job_id=42"}));
+    EXPECT_EQ(job_start_command(c, job, "perfhw"), (Argv{"/usr/sbin/colmet-job",
+                                                         "start",
+                                                         "--job-id",
+                                                         "42",
+                                                         "--user",
+                                                         "alice",
+                                                         "--scheduler",
+                                                         "slurm",
+                                                         "--hook",
+                                                         "--run-dir",
+                                                         "/run/colmet",
+                                                         "--cgroup-root",
+                                                         "/sys/fs/cgroup",
+                                                         "--spec",
+                                                         "perfhw",
+                                                         "--zeromq-uri",
+                                                         "tcp://c:5556",
+                                                         "--sample-period",
+                                                         "0.5",
+                                                         "--log-file",
+                                                         "/var/log/colmet-job.log",
+                                                         "--",
+                                                         "--meta",
+                                                         "slurm_job_id=42"}));
 }
 
 TEST(HelperCommandTest, step_start_names_the_step)
 {
     JobRef job{42, 1001, "alice"};
-    EXPECT_EQ(step_start_command(config(), job, 3, "period=1"),
-              (Argv{"/usr/sbin/colmet-job", "start", "--job-id", "42.3", "--user", "alice", "--scheduler", "slurm",
-                    "--hook", "--run-dir", "/run/colmet",
-                    "--cgroup-root", "/sys/fs/cgroup", "--spec", "period=1", "--", "--meta", "slurm_job_id=42",
-                    "--meta", "slurm_step_id=3"}));
+    EXPECT_EQ(step_start_command(config(), job, 3, "period=1"), (Argv{"/usr/sbin/colmet-job",
+                                                                      "start",
+                                                                      "--job-id",
+                                                                      "42.3",
+                                                                      "--user",
+                                                                      "alice",
+                                                                      "--scheduler",
+                                                                      "slurm",
+                                                                      "--hook",
+                                                                      "--run-dir",
+                                                                      "/run/colmet",
+                                                                      "--cgroup-root",
+                                                                      "/sys/fs/cgroup",
+                                                                      "--spec",
+                                                                      "period=1",
+                                                                      "--",
+                                                                      "--meta",
+                                                                      "slurm_job_id=42",
+                                                                      "--meta",
+                                                                      "slurm_step_id=3"}));
 }
 
 TEST(HelperCommandTest, stop)

@@ -18,7 +18,7 @@ TEST(JobMarkerTest, write_read_remove)
     ASSERT_TRUE(write_marker(run, 7, "perfhw:task_clock").ok());
     EXPECT_EQ(marker_path(run, 7), run / "slurm-7.colmet");
     EXPECT_EQ(read_marker(run, 7).value_or("?"), "perfhw:task_clock");
-    struct stat st{};
+    struct stat st {};
     ASSERT_EQ(stat(run.c_str(), &st), 0);
     EXPECT_EQ(st.st_mode & 0777, 0755U);
     ASSERT_TRUE(write_marker(run, 7, "").ok());  // replaced; an empty spec means defaults
@@ -40,7 +40,8 @@ TEST(JobMarkerTest, write_fails_with_the_path_in_the_message)
 TEST(JobMarkerTest, leftover_step_samplers_only_numeric_steps_of_the_job)
 {
     FakeTree t;
-    for (const char *f : {"12.pid", "12.0.pid", "12.15.pid", "12.x.pid", "123.1.pid", "12.3.pid.tmp", "slurm-12.colmet"})
+    for (const char *f :
+         {"12.pid", "12.0.pid", "12.15.pid", "12.x.pid", "123.1.pid", "12.3.pid.tmp", "slurm-12.colmet"})
         t.write(std::string("run/") + f, "1");
     auto ids = leftover_step_samplers(t.path("run"), 12);
     std::sort(ids.begin(), ids.end());

@@ -17,7 +17,7 @@ colmet::Result<colmet::spank::PluginConfig> parse(std::vector<std::string_view> 
     return parse_config(args, "/usr/sbin/colmet-job");
 }
 
-} // namespace
+}  // namespace
 
 TEST(PluginConfigTest, defaults_without_arguments)
 {
@@ -66,12 +66,12 @@ TEST(PluginConfigTest, rejects_bad_values)
         std::string_view arg;
         std::string_view expect;
     };
-    for (const Case &k : {Case{"period=0.01", "between 0.1 and 3600"}, Case{"period=abc", "between 0.1 and 3600"},
-                          Case{"mode=sometimes", "opt-in or all"}, Case{"collector=localhost", "ZeroMQ endpoint"},
-                          Case{"collector=tcp://a:1,,tcp://b:1", "empty address"},
-                          Case{"cgroup_root=relative/dir", "absolute path"}, Case{"steps=maybe", "yes or no"},
-                          Case{"metrics=perfhw,bogus", "unknown spec item 'bogus'"}, Case{"timeout=0", "1 and 60"},
-                          Case{"novalue", "not key=value"}, Case{"=x", "not key=value"}}) {
+    for (const Case &k :
+         {Case{"period=0.01", "between 0.1 and 3600"}, Case{"period=abc", "between 0.1 and 3600"},
+          Case{"mode=sometimes", "opt-in or all"}, Case{"collector=localhost", "ZeroMQ endpoint"},
+          Case{"collector=tcp://a:1,,tcp://b:1", "empty address"}, Case{"cgroup_root=relative/dir", "absolute path"},
+          Case{"steps=maybe", "yes or no"}, Case{"metrics=perfhw,bogus", "unknown spec item 'bogus'"},
+          Case{"timeout=0", "1 and 60"}, Case{"novalue", "not key=value"}, Case{"=x", "not key=value"}}) {
         auto c = parse({k.arg});
         ASSERT_FALSE(c.ok()) << k.arg;
         EXPECT_NE(c.error().message().find(k.expect), std::string::npos) << k.arg << ": " << c.error().message();

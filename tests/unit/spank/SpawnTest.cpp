@@ -6,9 +6,9 @@
 
 #include <chrono>
 #include <csignal>
+#include <fcntl.h>
 #include <filesystem>
 #include <thread>
-#include <fcntl.h>
 #include <unistd.h>
 
 using namespace colmet::spank;
@@ -31,8 +31,8 @@ TEST(SpawnTest, waits_for_the_helper_when_the_host_reaps_children)
 {
     FakeTree t;
     std::string helper = test::write_fake_helper(t, "sleep 0.4");
-    struct sigaction ignore{};
-    struct sigaction old{};
+    struct sigaction ignore {};
+    struct sigaction old {};
     ignore.sa_handler = SIG_IGN;
     ::sigaction(SIGCHLD, &ignore, &old);
     auto start = std::chrono::steady_clock::now();
@@ -70,7 +70,8 @@ TEST(SpawnTest, passes_no_file_descriptor_and_a_fixed_environment)
     std::string helper = test::write_fake_helper(
         t, "{ [ -e /proc/$$/fd/57 ] && echo fd57-leaked || echo fd57-closed; "
            "[ -e /proc/$$/fd/0 ] && readlink /proc/$$/fd/0; echo \"secret=${COLMET_SPAWN_TEST_SECRET:-unset}\"; "
-           "echo \"path=$PATH\"; } > '" + out + "'");
+           "echo \"path=$PATH\"; } > '" +
+               out + "'");
     auto r = run_helper({helper}, 5);
     ::close(57);
     ::unsetenv("COLMET_SPAWN_TEST_SECRET");
@@ -88,7 +89,8 @@ TEST(SpawnTest, detached_helper_is_not_our_child_and_runs_in_its_own_session)
     std::string out = t.path("out").string();
     std::string helper = test::write_fake_helper(
         t, "{ echo \"ppid=$(awk '/^PPid/ {print $2}' /proc/$$/status)\"; echo \"sid=$(ps -o sid= -p $$ | tr -d ' ')\"; "
-           "echo \"pid=$$\"; } > '" + out + ".tmp'; mv '" + out + ".tmp' '" + out + "'");
+           "echo \"pid=$$\"; } > '" +
+               out + ".tmp'; mv '" + out + ".tmp' '" + out + "'");
     auto pid = spawn_detached({helper, "stop", "--job-id", "9.1"});
     ASSERT_TRUE(pid.ok()) << pid.error().message();
     for (int i = 0; i < 500 && !std::filesystem::exists(out); ++i)

@@ -42,7 +42,7 @@ std::string read(const std::filesystem::path &p)
     return ss.str();
 }
 
-} // namespace
+}  // namespace
 
 TEST(TaskCgroupTest, finds_colmets_v1_hierarchies_under_the_root)
 {
@@ -67,13 +67,13 @@ TEST(TaskCgroupTest, targets_skip_hierarchies_slurm_manages_and_prefer_the_step)
     t.mkdir("memory/slurm/uid_1000/job_5");  // no step directory: the job's
     t.mkdir("pids/slurm/uid_1000/job_5/step_0");
     t.mkdir("perf_event/slurm/uid_1000/job_5/step_0");
-    auto targets = attach_targets(mounts, k_proc_cgroup, "/slurm/uid_1000/job_5",
-                                  std::string("/slurm/uid_1000/job_5/step_0"));
+    auto targets =
+        attach_targets(mounts, k_proc_cgroup, "/slurm/uid_1000/job_5", std::string("/slurm/uid_1000/job_5/step_0"));
     // pids: Slurm already put the task in the job's cgroup.
-    EXPECT_EQ(targets, (std::vector<std::filesystem::path>{
-                           t.path("cpu,cpuacct/slurm/uid_1000/job_5/step_0/cgroup.procs"),
-                           t.path("memory/slurm/uid_1000/job_5/cgroup.procs"),
-                           t.path("perf_event/slurm/uid_1000/job_5/step_0/cgroup.procs")}));
+    EXPECT_EQ(targets,
+              (std::vector<std::filesystem::path>{t.path("cpu,cpuacct/slurm/uid_1000/job_5/step_0/cgroup.procs"),
+                                                  t.path("memory/slurm/uid_1000/job_5/cgroup.procs"),
+                                                  t.path("perf_event/slurm/uid_1000/job_5/step_0/cgroup.procs")}));
     // Without a step sampler the job's directory is used.
     targets = attach_targets(mounts, k_proc_cgroup, "/slurm/uid_1000/job_5", std::nullopt);
     EXPECT_EQ(targets.back(), t.path("perf_event/slurm/uid_1000/job_5/cgroup.procs"));

@@ -39,11 +39,12 @@ TEST(EncoderTest, remote_write_sends_sorted_labels_exact_values_and_milliseconds
     std::vector<std::pair<std::string, std::string>> labels;
     for (const auto &l : a.labels())
         labels.emplace_back(l.name(), l.value());
-    EXPECT_EQ(labels, (std::vector<std::pair<std::string, std::string>>{{"__name__", "colmet_cgroup_cpu_usage_seconds_total"},
-                                                                          {"cluster", "ci"},
-                                                                          {"host", "node1"},
-                                                                          {"job_id", "42"},
-                                                                          {"user", "alice"}}));
+    EXPECT_EQ(labels,
+              (std::vector<std::pair<std::string, std::string>>{{"__name__", "colmet_cgroup_cpu_usage_seconds_total"},
+                                                                {"cluster", "ci"},
+                                                                {"host", "node1"},
+                                                                {"job_id", "42"},
+                                                                {"user", "alice"}}));
     ASSERT_EQ(a.samples_size(), 1);
     EXPECT_EQ(a.samples(0).value(), exact);
     EXPECT_EQ(a.samples(0).timestamp(), 1'700'000'000'123);
@@ -114,5 +115,5 @@ TEST(EncoderTest, protocol_names)
     EXPECT_STREQ(protocol_name(Protocol::influx), "influx");
 }
 
-} // namespace
-} // namespace colmet::collector::tsdb
+}  // namespace
+}  // namespace colmet::collector::tsdb

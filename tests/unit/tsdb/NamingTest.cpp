@@ -50,5 +50,5 @@ TEST(NamingTest, names_are_only_safe_characters)
         EXPECT_TRUE((c >= 'a' && c <= 'z') || (c >= '0' && c <= '9') || c == '_') << n.full();
 }
 
-} // namespace
-} // namespace colmet::collector::tsdb
+}  // namespace
+}  // namespace colmet::collector::tsdb

@@ -150,8 +150,8 @@ TEST(TsdbSinkTest, the_descriptor_cache_follows_changed_descriptors)
     EXPECT_NE(c.all().find("system_seconds_total=3 2000000000"), std::string::npos) << c.all();
 }
 
-} // namespace
-} // namespace colmet::collector::tsdb
+}  // namespace
+}  // namespace colmet::collector::tsdb
 
 namespace colmet::collector::tsdb {
 namespace {
@@ -183,5 +183,5 @@ TEST(TsdbSinkTest, the_summary_follows_the_last_hosts_job_end)
     EXPECT_EQ(all.find("peak_memory_bytes"), std::string::npos) << "no memory data: no point";
 }
 
-} // namespace
-} // namespace colmet::collector::tsdb
+}  // namespace
+}  // namespace colmet::collector::tsdb

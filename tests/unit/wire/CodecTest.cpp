@@ -43,7 +43,7 @@ std::string hex(const std::string &bytes)
     return out;
 }
 
-} // namespace
+}  // namespace
 
 TEST(WireCodec, round_trip_keeps_every_field)
 {
@@ -112,7 +112,7 @@ TEST(WireCodec, golden_bytes_of_a_minimal_sample)
               "a46e616d65aa6367726f75705f637075"    //   "name": "cgroup_cpu"
               "a573636f7065a36a6f62"                //   "scope": "job"
               "a76d65747269637391"                  //   "metrics": [ (1)
-              "93a57573616765a173a7636f756e746572"   //     ["usage", "s", "counter"]
+              "93a57573616765a173a7636f756e746572"  //     ["usage", "s", "counter"]
               "a676616c7565739102");                //   "values": [2]
 }
 

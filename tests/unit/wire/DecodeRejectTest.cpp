@@ -26,13 +26,13 @@ std::string with_backend(const mp::Entries &backend)
     return mp::map(mp::replace(mp::valid_message_entries(), "backends", mp::array({mp::map(backend)})));
 }
 
-#define EXPECT_REJECTED(bytes, needle)                                                                                \
-    do {                                                                                                              \
-        std::string msg_ = decode_error(bytes);                                                                       \
-        EXPECT_NE(msg_.find(needle), std::string::npos) << "error was: " << msg_;                                     \
+#define EXPECT_REJECTED(bytes, needle)                                                                                 \
+    do {                                                                                                               \
+        std::string msg_ = decode_error(bytes);                                                                        \
+        EXPECT_NE(msg_.find(needle), std::string::npos) << "error was: " << msg_;                                      \
     } while (0)
 
-} // namespace
+}  // namespace
 
 TEST(WireDecode, the_valid_reference_message_is_accepted)
 {
@@ -80,7 +80,8 @@ TEST(WireDecode, rejects_huge_declared_lengths_without_allocating_them)
     // length is checked against the bytes actually present.
     EXPECT_REJECTED(std::string("\x81\xdb\xff\xff\xff\xff", 6), "truncated");
     // bin and ext are never valid, whatever their size.
-    EXPECT_REJECTED(std::string("\x81\xa1v\xc6\x00\x00\x00\x05xxxxx", 13), "v: expected an unsigned integer, got binary");
+    EXPECT_REJECTED(std::string("\x81\xa1v\xc6\x00\x00\x00\x05xxxxx", 13),
+                    "v: expected an unsigned integer, got binary");
     EXPECT_REJECTED(std::string("\x81\xa1v\xd4\x01\x00", 6), "v: expected an unsigned integer, got extension");
     EXPECT_REJECTED(std::string("\x81\xa1v\xc7\xff\x01", 6), "truncated");  // ext8 declaring 255 bytes, none there
 }
@@ -174,29 +175,30 @@ TEST(WireDecode, rejects_bad_backend_blocks)
                     "1 metrics but 2 values");
     EXPECT_REJECTED(with_backend(mp::replace(b, "values", mp::array({mp::str("1")}))),
                     "backends[0].values[0]: expected a number or nil, got string");
-    EXPECT_REJECTED(with_backend(mp::replace(b, "values", mp::array({mp::dbl(std::numeric_limits<double>::infinity())}))),
-                    "not finite");
+    EXPECT_REJECTED(
+        with_backend(mp::replace(b, "values", mp::array({mp::dbl(std::numeric_limits<double>::infinity())}))),
+        "not finite");
     EXPECT_REJECTED(with_backend(mp::replace(b, "metrics", mp::array({mp::str("usage")}))),
                     "backends[0].metrics[0]: expected an array, got string");
     EXPECT_REJECTED(with_backend(mp::replace(b, "metrics", mp::array({mp::array({mp::str("usage"), mp::str("s")})}))),
                     "expected [name, unit, kind]");
-    EXPECT_REJECTED(
-        with_backend(mp::replace(b, "metrics", mp::array({mp::array({mp::str("usage"), mp::str("s"), mp::str("rate")})}))),
-        "backends[0].metrics[0].kind: must be \"counter\" or \"gauge\"");
+    EXPECT_REJECTED(with_backend(mp::replace(
+                        b, "metrics", mp::array({mp::array({mp::str("usage"), mp::str("s"), mp::str("rate")})}))),
+                    "backends[0].metrics[0].kind: must be \"counter\" or \"gauge\"");
     EXPECT_REJECTED(
         with_backend(mp::replace(b, "metrics", mp::array({mp::array({mp::str(""), mp::str("s"), mp::str("gauge")})}))),
         "metrics[0].name: must be");
-    EXPECT_REJECTED(with_backend(mp::replace(
-                        b, "metrics", mp::array({mp::array({mp::str("x"), mp::str("very-long-unit-name"), mp::str("gauge")})}))),
-                    "metrics[0].unit");
+    EXPECT_REJECTED(
+        with_backend(mp::replace(
+            b, "metrics", mp::array({mp::array({mp::str("x"), mp::str("very-long-unit-name"), mp::str("gauge")})}))),
+        "metrics[0].unit");
     auto two = mp::replace(b, "metrics",
                            mp::array({mp::array({mp::str("u"), mp::str("s"), mp::str("gauge")}),
                                       mp::array({mp::str("u"), mp::str("s"), mp::str("gauge")})}));
     two = mp::replace(two, "values", mp::array({mp::nil(), mp::nil()}));
     EXPECT_REJECTED(with_backend(two), "\"u\" appears twice");
 
-    auto msg = mp::replace(mp::valid_message_entries(), "backends",
-                           mp::array({mp::map(b), mp::map(b)}));
+    auto msg = mp::replace(mp::valid_message_entries(), "backends", mp::array({mp::map(b), mp::map(b)}));
     EXPECT_REJECTED(mp::map(msg), "backends[1].name: \"cgroup_cpu\" appears twice");
 }
 

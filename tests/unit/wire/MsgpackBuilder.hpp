@@ -105,4 +105,4 @@ inline Entries without(Entries e, const std::string &key)
     return e;
 }
 
-} // namespace colmet::test::mp
+}  // namespace colmet::test::mp

@@ -46,13 +46,13 @@ std::string error_of(const std::string &bytes)
     return "<read>";
 }
 
-} // namespace
+}  // namespace
 
 TEST(WireReader, unsigned_integers_of_every_width)
 {
-    for (uint64_t v : {uint64_t{0}, uint64_t{127}, uint64_t{128}, uint64_t{255}, uint64_t{256}, uint64_t{65535},
-                       uint64_t{65536}, uint64_t{4294967295u}, uint64_t{4294967296u},
-                       std::numeric_limits<uint64_t>::max()}) {
+    for (uint64_t v :
+         {uint64_t{0}, uint64_t{127}, uint64_t{128}, uint64_t{255}, uint64_t{256}, uint64_t{65535}, uint64_t{65536},
+          uint64_t{4294967295u}, uint64_t{4294967296u}, std::numeric_limits<uint64_t>::max()}) {
         SCOPED_TRACE(v);
         Item it = read_one(packed([&](auto &pk) { pk.pack_uint64(v); }));
         EXPECT_EQ(it.type, Type::uint);
@@ -62,9 +62,9 @@ TEST(WireReader, unsigned_integers_of_every_width)
 
 TEST(WireReader, signed_integers_of_every_width_and_non_negative_ones_as_unsigned)
 {
-    for (int64_t v : {int64_t{-1}, int64_t{-32}, int64_t{-33}, int64_t{-128}, int64_t{-129}, int64_t{-32768},
-                      int64_t{-32769}, int64_t{-2147483648LL}, int64_t{-2147483649LL},
-                      std::numeric_limits<int64_t>::min()}) {
+    for (int64_t v :
+         {int64_t{-1}, int64_t{-32}, int64_t{-33}, int64_t{-128}, int64_t{-129}, int64_t{-32768}, int64_t{-32769},
+          int64_t{-2147483648LL}, int64_t{-2147483649LL}, std::numeric_limits<int64_t>::min()}) {
         SCOPED_TRACE(v);
         Item it = read_one(packed([&](auto &pk) { pk.pack_int64(v); }));
         EXPECT_EQ(it.type, Type::sint);

@@ -20,4 +20,4 @@ const std::vector<wire::MetricDescriptor> &cgroup_cpu_metrics();
 // Fails when the job has no cpuacct directory (v1) or no readable cpu.stat (v2).
 Result<std::unique_ptr<MetricBackend>> make_cgroup_cpu_backend(const JobContext &ctx);
 
-} // namespace colmet::node::backends
+}  // namespace colmet::node::backends

@@ -38,4 +38,4 @@ struct V2CpuStat {
 };
 Result<V2CpuStat> parse_v2_cpu_stat(std::string_view text);
 
-} // namespace colmet::node::backends
+}  // namespace colmet::node::backends

@@ -30,6 +30,7 @@ public:
     const std::vector<wire::MetricDescriptor> &metrics() const override { return cgroup_io_metrics(); }
 
 private:
+    // NOLINTNEXTLINE(bugprone-exception-escape): only std::bad_alloc, building an error message
     void read_files(std::span<double> values) noexcept override
     {
         if (m_f.v2)
@@ -38,12 +39,14 @@ private:
             sample_v1(values);
     }
 
+    // NOLINTNEXTLINE(bugprone-exception-escape): only std::bad_alloc, building an error message
     void sample_v1(std::span<double> values) noexcept
     {
         read_blkio(m_f.bytes, values, k_read_bytes, k_write_bytes);
         read_blkio(m_f.serviced, values, k_read_ops, k_write_ops);
     }
 
+    // NOLINTNEXTLINE(bugprone-exception-escape): only std::bad_alloc, building an error message
     void read_blkio(KeptFile &file, std::span<double> values, size_t read, size_t write) noexcept
     {
         std::string_view text;
@@ -58,6 +61,7 @@ private:
         values[write] = static_cast<double>(totals->write);
     }
 
+    // NOLINTNEXTLINE(bugprone-exception-escape): only std::bad_alloc, building an error message
     void sample_v2(std::span<double> values) noexcept
     {
         std::string_view text;
@@ -87,7 +91,7 @@ KeptFile open_either(const std::filesystem::path &dir, std::string_view recursiv
     return fallback.is_open() ? std::move(fallback) : std::move(file);
 }
 
-} // namespace
+}  // namespace
 
 const std::vector<wire::MetricDescriptor> &cgroup_io_metrics()
 {
@@ -126,4 +130,4 @@ Result<std::unique_ptr<MetricBackend>> make_cgroup_io_backend(const JobContext &
     return std::unique_ptr<MetricBackend>(std::move(backend));
 }
 
-} // namespace colmet::node::backends
+}  // namespace colmet::node::backends

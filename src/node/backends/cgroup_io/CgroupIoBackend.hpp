@@ -20,4 +20,4 @@ const std::vector<wire::MetricDescriptor> &cgroup_io_metrics();
 // not enabled (v2) or the job's directory does not exist.
 Result<std::unique_ptr<MetricBackend>> make_cgroup_io_backend(const JobContext &ctx);
 
-} // namespace colmet::node::backends
+}  // namespace colmet::node::backends

@@ -8,12 +8,9 @@
 namespace colmet::node::backends {
 namespace {
 
-Error bad_line(std::string_view line)
-{
-    return Error::parse("bad line '" + std::string(line.substr(0, 64)) + "'");
-}
+Error bad_line(std::string_view line) { return Error::parse("bad line '" + std::string(line.substr(0, 64)) + "'"); }
 
-} // namespace
+}  // namespace
 
 Result<BlkioTotals> parse_blkio_throttle(std::string_view text)
 {
@@ -44,7 +41,7 @@ Result<IoStat> parse_io_stat(std::string_view text)
             if (eq == std::string_view::npos)
                 return bad_line(line);
             std::string_view key = item.substr(0, eq);
-            uint64_t *sum = key == "rbytes" ? &totals.rbytes
+            uint64_t *sum = key == "rbytes"   ? &totals.rbytes
                             : key == "wbytes" ? &totals.wbytes
                             : key == "rios"   ? &totals.rios
                             : key == "wios"   ? &totals.wios
@@ -60,4 +57,4 @@ Result<IoStat> parse_io_stat(std::string_view text)
     return totals;
 }
 
-} // namespace colmet::node::backends
+}  // namespace colmet::node::backends

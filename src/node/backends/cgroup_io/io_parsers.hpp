@@ -28,4 +28,4 @@ struct IoStat {
 };
 Result<IoStat> parse_io_stat(std::string_view text);
 
-} // namespace colmet::node::backends
+}  // namespace colmet::node::backends

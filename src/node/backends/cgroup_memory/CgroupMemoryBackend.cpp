@@ -104,16 +104,15 @@ private:
     bool m_peak_noted = false;
 };
 
-} // namespace
+}  // namespace
 
 const std::vector<wire::MetricDescriptor> &cgroup_memory_metrics()
 {
     using wire::MetricKind;
     static const std::vector<wire::MetricDescriptor> k_metrics = {
-        {"current", "B", MetricKind::gauge}, {"peak", "B", MetricKind::gauge},
-        {"anon", "B", MetricKind::gauge},    {"file", "B", MetricKind::gauge},
-        {"major_faults", "1", MetricKind::counter},
-        {"limit", "B", MetricKind::gauge},
+        {"current", "B", MetricKind::gauge},        {"peak", "B", MetricKind::gauge},
+        {"anon", "B", MetricKind::gauge},           {"file", "B", MetricKind::gauge},
+        {"major_faults", "1", MetricKind::counter}, {"limit", "B", MetricKind::gauge},
     };
     return k_metrics;
 }
@@ -127,9 +126,8 @@ Result<std::unique_ptr<MetricBackend>> make_cgroup_memory_backend(const JobConte
     f.v2 = ctx.cgroup.version == cgroup::Version::v2;
     f.current = KeptFile(*dir, f.v2 ? "memory.current" : "memory.usage_in_bytes");
     if (f.v2 && !f.current.is_open() && f.current.open_errno() == ENOENT)
-        return Error(Errc::unsupported,
-                     std::string(k_name) + ": memory controller not enabled for " + dir->string() +
-                         " (no memory.current)");
+        return Error(Errc::unsupported, std::string(k_name) + ": memory controller not enabled for " + dir->string() +
+                                            " (no memory.current)");
     if (auto r = require_open(f.current, k_name); !r)
         return r.error();
     f.peak = KeptFile(*dir, f.v2 ? "memory.peak" : "memory.max_usage_in_bytes");
@@ -140,4 +138,4 @@ Result<std::unique_ptr<MetricBackend>> make_cgroup_memory_backend(const JobConte
     return std::unique_ptr<MetricBackend>(std::move(backend));
 }
 
-} // namespace colmet::node::backends
+}  // namespace colmet::node::backends

@@ -21,4 +21,4 @@ const std::vector<wire::MetricDescriptor> &cgroup_memory_metrics();
 // for the job, or the job's directory does not exist.
 Result<std::unique_ptr<MetricBackend>> make_cgroup_memory_backend(const JobContext &ctx);
 
-} // namespace colmet::node::backends
+}  // namespace colmet::node::backends

@@ -25,4 +25,4 @@ Result<MemoryStat> parse_v2_memory_stat(std::string_view text)
     return MemoryStat{v[0], v[1], v[2]};
 }
 
-} // namespace colmet::node::backends
+}  // namespace colmet::node::backends

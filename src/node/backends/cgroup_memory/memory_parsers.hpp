@@ -23,4 +23,4 @@ Result<MemoryStat> parse_v1_memory_stat(std::string_view text);
 // cgroup v2: anon, file, pgmajfault (already hierarchical).
 Result<MemoryStat> parse_v2_memory_stat(std::string_view text);
 
-} // namespace colmet::node::backends
+}  // namespace colmet::node::backends

@@ -38,7 +38,7 @@ std::filesystem::path counter_file(const std::filesystem::path &port, const std:
     return port / "counters" / name;
 }
 
-} // namespace
+}  // namespace
 
 std::vector<PortCounter> find_port_counters(const std::filesystem::path &sysfs_root)
 {
@@ -86,8 +86,9 @@ Result<std::unique_ptr<MetricBackend>> make_infiniband_backend(const NodeContext
 {
     auto counters = find_port_counters(ctx.sysfs_root);
     if (counters.empty())
-        return Error(Errc::not_found, "no InfiniBand port counters in " + (ctx.sysfs_root / "class/infiniband").string());
+        return Error(Errc::not_found,
+                     "no InfiniBand port counters in " + (ctx.sysfs_root / "class/infiniband").string());
     return std::unique_ptr<MetricBackend>(std::make_unique<InfinibandBackend>(std::move(counters)));
 }
 
-} // namespace colmet::node::backends::infiniband
+}  // namespace colmet::node::backends::infiniband

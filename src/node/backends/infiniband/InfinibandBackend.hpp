@@ -53,4 +53,4 @@ private:
 // Fails with Errc::not_found when the node has no InfiniBand port.
 Result<std::unique_ptr<MetricBackend>> make_infiniband_backend(const NodeContext &ctx);
 
-} // namespace colmet::node::backends::infiniband
+}  // namespace colmet::node::backends::infiniband

@@ -31,7 +31,7 @@ std::string fs_name(const std::string &dir)
     return dir;
 }
 
-} // namespace
+}  // namespace
 
 Result<void> parse_llite_stats(std::string_view text, MountValues &out)
 {
@@ -142,9 +142,9 @@ Result<std::unique_ptr<MetricBackend>> make_lustre_backend(const NodeContext &ct
 {
     auto mounts = find_mounts(ctx.proc_root, ctx.sysfs_root);
     if (mounts.empty())
-        return Error(Errc::not_found, "no Lustre client mount (" + (ctx.proc_root / "fs/lustre/llite").string() +
-                                          ", " + (ctx.sysfs_root / "kernel/debug/lustre/llite").string() + ")");
+        return Error(Errc::not_found, "no Lustre client mount (" + (ctx.proc_root / "fs/lustre/llite").string() + ", " +
+                                          (ctx.sysfs_root / "kernel/debug/lustre/llite").string() + ")");
     return std::unique_ptr<MetricBackend>(std::make_unique<LustreBackend>(std::move(mounts)));
 }
 
-} // namespace colmet::node::backends::lustre
+}  // namespace colmet::node::backends::lustre

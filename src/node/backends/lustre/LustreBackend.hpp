@@ -33,8 +33,8 @@
 namespace colmet::node::backends::lustre {
 
 inline constexpr std::array<std::string_view, 20> k_lustre_ops = {
-    "open",   "close", "mmap",  "seek",  "fsync", "readdir", "setattr", "truncate", "getattr",  "create",
-    "link",   "unlink", "symlink", "mkdir", "rmdir", "mknod", "rename", "statfs",  "getxattr", "setxattr"};
+    "open", "close",  "mmap",    "seek",  "fsync", "readdir", "setattr", "truncate", "getattr",  "create",
+    "link", "unlink", "symlink", "mkdir", "rmdir", "mknod",   "rename",  "statfs",   "getxattr", "setxattr"};
 
 // One mount's values: read_calls, read_bytes, write_calls, write_bytes, then k_lustre_ops.
 inline constexpr size_t k_per_mount = 4 + k_lustre_ops.size();
@@ -46,8 +46,8 @@ using MountValues = std::array<double, k_per_mount>;
 Result<void> parse_llite_stats(std::string_view text, MountValues &out);
 
 struct Mount {
-    std::string label;              // metric prefix
-    std::filesystem::path stats;    // the stats file
+    std::string label;            // metric prefix
+    std::filesystem::path stats;  // the stats file
 };
 
 // Mounts under both roots (the proc one first; a name seen twice is kept once).
@@ -72,4 +72,4 @@ private:
 // Fails with Errc::not_found when no Lustre file system is mounted.
 Result<std::unique_ptr<MetricBackend>> make_lustre_backend(const NodeContext &ctx);
 
-} // namespace colmet::node::backends::lustre
+}  // namespace colmet::node::backends::lustre

@@ -160,10 +160,7 @@ void clocks_in_seconds(PerfEventSpec &spec)
     }
 }
 
-bool is_separator(char c)
-{
-    return c == ',' || c == ' ' || c == '\t' || c == '\n' || c == '\r';
-}
+bool is_separator(char c) { return c == ',' || c == ' ' || c == '\t' || c == '\n' || c == '\r'; }
 
 // Names without blanks or control bytes; sysfs and libpfm4 names are ASCII.
 bool printable_name(std::string_view name)
@@ -171,7 +168,7 @@ bool printable_name(std::string_view name)
     return std::all_of(name.begin(), name.end(), [](char c) { return c > ' ' && c < 0x7f; });
 }
 
-} // namespace
+}  // namespace
 
 bool have_libpfm()
 {
@@ -186,6 +183,7 @@ const std::vector<NamedEvent> &legacy_event_names()
 {
     static const std::vector<NamedEvent> s_names = [] {
         std::vector<NamedEvent> v;
+        v.reserve(std::size(k_legacy));
         for (const auto &e : k_legacy)
             v.push_back({e.name, e.meaning});
         return v;
@@ -254,4 +252,4 @@ Result<std::vector<std::string>> split_event_list(const std::vector<std::string>
     return names;
 }
 
-} // namespace colmet::node::backends::perfhw
+}  // namespace colmet::node::backends::perfhw

@@ -23,7 +23,7 @@ int initialize_once()
 // libpfm4 does not document its encoding calls as thread-safe.
 std::mutex s_pfm_mutex;
 
-} // namespace
+}  // namespace
 
 Result<PerfEventSpec> resolve_libpfm_event(std::string_view name)
 {
@@ -59,4 +59,4 @@ Result<PerfEventSpec> resolve_libpfm_event(std::string_view name)
     return spec;
 }
 
-} // namespace colmet::node::backends::perfhw
+}  // namespace colmet::node::backends::perfhw

@@ -19,4 +19,4 @@ namespace colmet::node::backends::perfhw {
 // because PerfEventSpec cannot carry exclude_user/exclude_kernel.
 Result<PerfEventSpec> resolve_libpfm_event(std::string_view name);
 
-} // namespace colmet::node::backends::perfhw
+}  // namespace colmet::node::backends::perfhw

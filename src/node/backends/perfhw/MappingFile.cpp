@@ -18,8 +18,7 @@ std::string mapping_csv(const std::vector<wire::MetricDescriptor> &metrics)
 }
 
 Result<std::filesystem::path> write_mapping_file(const std::filesystem::path &dir,
-                                                 const std::vector<wire::MetricDescriptor> &metrics,
-                                                 int64_t now_ns)
+                                                 const std::vector<wire::MetricDescriptor> &metrics, int64_t now_ns)
 {
     char name[64];
     std::snprintf(name, sizeof name, "perfhw_mapping.%lld.%06lld.csv", static_cast<long long>(now_ns / 1'000'000'000),
@@ -35,4 +34,4 @@ Result<std::filesystem::path> write_mapping_file(const std::filesystem::path &di
     return path;
 }
 
-} // namespace colmet::node::backends::perfhw
+}  // namespace colmet::node::backends::perfhw

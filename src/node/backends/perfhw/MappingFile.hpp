@@ -20,7 +20,6 @@ std::string mapping_csv(const std::vector<wire::MetricDescriptor> &metrics);
 // time.time() naming) with mapping_csv(); returns the path. The file is
 // created new (never overwrites), mode 0644.
 Result<std::filesystem::path> write_mapping_file(const std::filesystem::path &dir,
-                                                 const std::vector<wire::MetricDescriptor> &metrics,
-                                                 int64_t now_ns);
+                                                 const std::vector<wire::MetricDescriptor> &metrics, int64_t now_ns);
 
-} // namespace colmet::node::backends::perfhw
+}  // namespace colmet::node::backends::perfhw

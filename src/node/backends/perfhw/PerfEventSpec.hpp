@@ -17,11 +17,11 @@ namespace colmet::node::backends::perfhw {
 inline constexpr size_t k_max_events = 64;
 
 struct PerfEventSpec {
-    std::string name;      // as the user wrote it ("instructions", "msr/tsc/", "INST_RETIRED:ANY_P")
-    uint32_t type = 0;     // perf_event_attr.type (PERF_TYPE_* or a PMU's dynamic type)
-    uint64_t config = 0;   // perf_event_attr.config
-    uint64_t config1 = 0;  // perf_event_attr.config1
-    uint64_t config2 = 0;  // perf_event_attr.config2
+    std::string name;        // as the user wrote it ("instructions", "msr/tsc/", "INST_RETIRED:ANY_P")
+    uint32_t type = 0;       // perf_event_attr.type (PERF_TYPE_* or a PMU's dynamic type)
+    uint64_t config = 0;     // perf_event_attr.config
+    uint64_t config1 = 0;    // perf_event_attr.config1
+    uint64_t config2 = 0;    // perf_event_attr.config2
     std::string unit = "1";  // "1" for counts; "s" for task_clock/cpu_clock after scaling ns->s
     double scale = 1.0;      // multiply the raw count by this (ns -> s for the clocks)
 };
@@ -48,4 +48,4 @@ const std::vector<NamedEvent> &legacy_event_names();
 // True when this build resolves libpfm4 event names (COLMET_HAVE_LIBPFM).
 bool have_libpfm();
 
-} // namespace colmet::node::backends::perfhw
+}  // namespace colmet::node::backends::perfhw

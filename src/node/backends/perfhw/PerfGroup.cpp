@@ -14,8 +14,7 @@
 namespace colmet::node::backends::perfhw {
 namespace {
 
-constexpr uint64_t k_read_format =
-    PERF_FORMAT_GROUP | PERF_FORMAT_TOTAL_TIME_ENABLED | PERF_FORMAT_TOTAL_TIME_RUNNING;
+constexpr uint64_t k_read_format = PERF_FORMAT_GROUP | PERF_FORMAT_TOTAL_TIME_ENABLED | PERF_FORMAT_TOTAL_TIME_RUNNING;
 constexpr size_t k_header_words = 3;  // nr, time_enabled, time_running
 
 int perf_event_open(const PerfEventSpec &spec, bool leader, int cgroup_fd, int cpu, int group_fd)
@@ -31,17 +30,14 @@ int perf_event_open(const PerfEventSpec &spec, bool leader, int cgroup_fd, int c
     // The leader starts disabled and is enabled with its whole group once
     // every group is open; members follow their leader.
     attr.disabled = leader ? 1 : 0;
-    long fd = ::syscall(SYS_perf_event_open, &attr, cgroup_fd, cpu, group_fd,
-                        PERF_FLAG_PID_CGROUP | PERF_FLAG_FD_CLOEXEC);
+    long fd =
+        ::syscall(SYS_perf_event_open, &attr, cgroup_fd, cpu, group_fd, PERF_FLAG_PID_CGROUP | PERF_FLAG_FD_CLOEXEC);
     return static_cast<int>(fd);
 }
 
 // ENOENT, EOPNOTSUPP, ENODEV, EINVAL: the event or its PMU does not exist
 // here (or not in this mode), as opposed to a refusal or a resource limit.
-bool means_unsupported(int err)
-{
-    return err == ENOENT || err == EOPNOTSUPP || err == ENODEV || err == EINVAL;
-}
+bool means_unsupported(int err) { return err == ENOENT || err == EOPNOTSUPP || err == ENODEV || err == EINVAL; }
 
 std::string describe_errno(int err)
 {
@@ -60,7 +56,7 @@ struct OpenOutcome {
     int other_errno = 0;        // first other error
 };
 
-} // namespace
+}  // namespace
 
 double estimate(const EventTotals &t) noexcept
 {
@@ -118,8 +114,8 @@ Result<PerfGroup> PerfGroup::open(std::span<const PerfEventSpec> events, int cgr
         std::vector<std::pair<uint32_t, size_t>> current;
         for (size_t i = 0; i < events.size(); ++i) {
             const PerfEventSpec &spec = events[i];
-            auto cur = std::find_if(current.begin(), current.end(),
-                                    [&](const auto &c) { return c.first == spec.type; });
+            auto cur =
+                std::find_if(current.begin(), current.end(), [&](const auto &c) { return c.first == spec.type; });
             if (cur != current.end()) {
                 Group &group = g.m_groups[cur->second];
                 int fd = perf_event_open(spec, false, cgroup_fd, cpu, group.fds.front().get());
@@ -237,4 +233,4 @@ void PerfGroup::close() noexcept
     m_groups.clear();
 }
 
-} // namespace colmet::node::backends::perfhw
+}  // namespace colmet::node::backends::perfhw

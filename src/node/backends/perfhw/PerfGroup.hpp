@@ -28,11 +28,11 @@ namespace colmet::node::backends::perfhw {
 
 // One event's reading summed over the CPU groups it is in.
 struct EventTotals {
-    uint64_t raw = 0;            // sum of the unscaled counts
-    double scaled = 0;           // sum of count * enabled / running over groups that ran
-    uint64_t enabled = 0;        // sum of time_enabled (ns)
-    uint64_t running = 0;        // sum of time_running (ns)
-    uint64_t enabled_ran = 0;    // sum of time_enabled over groups with time_running > 0
+    uint64_t raw = 0;          // sum of the unscaled counts
+    double scaled = 0;         // sum of count * enabled / running over groups that ran
+    uint64_t enabled = 0;      // sum of time_enabled (ns)
+    uint64_t running = 0;      // sum of time_running (ns)
+    uint64_t enabled_ran = 0;  // sum of time_enabled over groups with time_running > 0
 };
 
 // The count estimate: `scaled`, extrapolated over the enabled time of groups
@@ -99,8 +99,8 @@ private:
     struct Group {
         int cpu = -1;
         uint32_t type = 0;
-        std::vector<UniqueFd> fds;     // fds[0] is the leader
-        std::vector<uint32_t> slots;   // event index of each member
+        std::vector<UniqueFd> fds;    // fds[0] is the leader
+        std::vector<uint32_t> slots;  // event index of each member
     };
 
     std::vector<Group> m_groups;
@@ -109,4 +109,4 @@ private:
     std::vector<uint64_t> m_buf;  // 3 + largest group
 };
 
-} // namespace colmet::node::backends::perfhw
+}  // namespace colmet::node::backends::perfhw

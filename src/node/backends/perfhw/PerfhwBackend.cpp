@@ -74,7 +74,7 @@ Result<void> move_job_procs(const cgroup::CgroupPaths &paths, const fs::path &pe
     return ok();
 }
 
-} // namespace
+}  // namespace
 
 Result<std::vector<int>> job_cpus(const cgroup::CgroupPaths &paths, const fs::path &sysfs_root)
 {
@@ -148,9 +148,9 @@ Result<void> PerfhwBackend::open()
         every += (every.empty() ? "" : "; ") + m_events[i].name + ": " + group->problem(i);
     }
     if (!group->any_counting())
-        return Error(all_unsupported ? Errc::unsupported : Errc::system,
-                     "perfhw: no event could be opened for " + m_perf_dir.string() + " on CPUs " + cpu_text(*cpus) +
-                         ": " + every);
+        return Error(all_unsupported ? Errc::unsupported : Errc::system, "perfhw: no event could be opened for " +
+                                                                             m_perf_dir.string() + " on CPUs " +
+                                                                             cpu_text(*cpus) + ": " + every);
 
     m_open_problems.clear();
     if (!unsupported.empty())
@@ -244,8 +244,9 @@ Result<void> PerfhwBackend::reopen()
     return open();
 }
 
-Result<std::unique_ptr<MetricBackend>> make_perfhw_backend(const JobContext &ctx, const std::vector<PerfEventSpec> &events,
-                                                          const fs::path &cgroup_root, const fs::path &sysfs_root)
+Result<std::unique_ptr<MetricBackend>> make_perfhw_backend(const JobContext &ctx,
+                                                           const std::vector<PerfEventSpec> &events,
+                                                           const fs::path &cgroup_root, const fs::path &sysfs_root)
 {
     if (events.empty())
         return Error::invalid("perfhw: no event requested");
@@ -283,4 +284,4 @@ Result<std::unique_ptr<MetricBackend>> make_perfhw_backend(const JobContext &ctx
     return std::unique_ptr<MetricBackend>(std::move(backend));
 }
 
-} // namespace colmet::node::backends::perfhw
+}  // namespace colmet::node::backends::perfhw

@@ -87,11 +87,11 @@ private:
     PerfGroup m_group;
     std::vector<int> m_cpus;
     std::vector<EventTotals> m_totals;
-    std::vector<double> m_base;          // scaled totals carried over release()
+    std::vector<double> m_base;            // scaled totals carried over release()
     std::vector<uint64_t> m_prev_enabled;  // for the interval scaling ratio
     std::vector<uint64_t> m_prev_running;
     std::string m_open_problems;
-    std::string m_text;                  // this sample's status, reserved once
+    std::string m_text;  // this sample's status, reserved once
     bool m_released = true;
     bool m_report_open_problems = false;
 };
@@ -106,8 +106,8 @@ private:
 // duplicate event list, when the hierarchy cannot be set up, or when no
 // event could be opened (Errc::unsupported when none exists here).
 Result<std::unique_ptr<MetricBackend>> make_perfhw_backend(const JobContext &ctx,
-                                                          const std::vector<PerfEventSpec> &events,
-                                                          const std::filesystem::path &cgroup_root = "/sys/fs/cgroup",
-                                                          const std::filesystem::path &sysfs_root = "/sys");
+                                                           const std::vector<PerfEventSpec> &events,
+                                                           const std::filesystem::path &cgroup_root = "/sys/fs/cgroup",
+                                                           const std::filesystem::path &sysfs_root = "/sys");
 
-} // namespace colmet::node::backends::perfhw
+}  // namespace colmet::node::backends::perfhw

@@ -231,12 +231,9 @@ Result<void> set_scale_and_unit(const Pmu &pmu, const std::string &event, PerfEv
     return ok();
 }
 
-} // namespace
+}  // namespace
 
-fs::path pmu_devices_dir(const fs::path &sysfs_root)
-{
-    return sysfs_root / "bus" / "event_source" / "devices";
-}
+fs::path pmu_devices_dir(const fs::path &sysfs_root) { return sysfs_root / "bus" / "event_source" / "devices"; }
 
 Result<FormatField> parse_format_field(std::string_view text)
 {
@@ -394,4 +391,4 @@ Result<PerfEventSpec> resolve_pmu_event(std::string_view name, const fs::path &s
     return spec;
 }
 
-} // namespace colmet::node::backends::perfhw
+}  // namespace colmet::node::backends::perfhw

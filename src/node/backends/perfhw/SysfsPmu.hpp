@@ -21,7 +21,7 @@ namespace colmet::node::backends::perfhw {
 // Where a bit field of format/<key> lives: "config:0-7,32-35" is word 0,
 // ranges {0,7} then {32,35}. The value's low bits go to the first range.
 struct FormatField {
-    unsigned word = 0;  // 0 config, 1 config1, 2 config2
+    unsigned word = 0;                                  // 0 config, 1 config1, 2 config2
     std::vector<std::pair<unsigned, unsigned>> ranges;  // inclusive [low, high] bit numbers
 };
 
@@ -64,4 +64,4 @@ std::string printable(std::string_view text);
 // Errc::system or Errc::parse.
 Result<PerfEventSpec> resolve_pmu_event(std::string_view name, const std::filesystem::path &sysfs_root);
 
-} // namespace colmet::node::backends::perfhw
+}  // namespace colmet::node::backends::perfhw

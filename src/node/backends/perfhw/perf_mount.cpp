@@ -88,7 +88,7 @@ Result<fs::path> checked_relative(std::string_view relative)
     return rel;
 }
 
-} // namespace
+}  // namespace
 
 Result<fs::path> ensure_perf_event_hierarchy(const fs::path &cgroup_root)
 {
@@ -175,4 +175,4 @@ Result<void> remove_job_perf_cgroup(const fs::path &perf_root, std::string_view 
     }
 }
 
-} // namespace colmet::node::backends::perfhw
+}  // namespace colmet::node::backends::perfhw

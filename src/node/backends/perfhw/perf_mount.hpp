@@ -33,8 +33,7 @@ Result<std::filesystem::path> ensure_perf_event_hierarchy(const std::filesystem:
 
 // mkdir -p <perf_root>/<relative> (relative like "/oar/alice_42"); returns the
 // directory. Refuses an empty relative path and ".." components.
-Result<std::filesystem::path> ensure_job_perf_cgroup(const std::filesystem::path &perf_root,
-                                                     std::string_view relative);
+Result<std::filesystem::path> ensure_job_perf_cgroup(const std::filesystem::path &perf_root, std::string_view relative);
 
 // Write each pid to <perf_dir>/cgroup.procs (moves its whole thread group).
 // Processes that exited meanwhile (ESRCH) are skipped.
@@ -46,4 +45,4 @@ Result<void> move_procs_into(const std::filesystem::path &perf_dir, std::span<co
 Result<void> remove_job_perf_cgroup(const std::filesystem::path &perf_root, std::string_view relative,
                                     int timeout_ms = 2000);
 
-} // namespace colmet::node::backends::perfhw
+}  // namespace colmet::node::backends::perfhw

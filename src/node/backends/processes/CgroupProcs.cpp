@@ -92,7 +92,7 @@ void CgroupProcs::walk_children(int dirfd, int depth, std::vector<pid_t> &pids, 
             if (std::strcmp(name, ".") == 0 || std::strcmp(name, "..") == 0)
                 continue;
             if (type == DT_UNKNOWN) {
-                struct stat st{};
+                struct stat st {};
                 if (::fstatat(dirfd, name, &st, AT_SYMLINK_NOFOLLOW) == 0 && S_ISDIR(st.st_mode))
                     type = DT_DIR;
             }
@@ -112,4 +112,4 @@ void CgroupProcs::walk_children(int dirfd, int depth, std::vector<pid_t> &pids, 
     }
 }
 
-} // namespace colmet::node::backends
+}  // namespace colmet::node::backends

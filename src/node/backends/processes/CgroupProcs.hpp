@@ -47,4 +47,4 @@ private:
     std::string m_buf;
 };
 
-} // namespace colmet::node::backends
+}  // namespace colmet::node::backends

@@ -60,4 +60,4 @@ void ProcessTracker::end() noexcept
     m_live.swap(m_next);
 }
 
-} // namespace colmet::node::backends
+}  // namespace colmet::node::backends

@@ -65,4 +65,4 @@ private:
     bool m_io_complete = true;
 };
 
-} // namespace colmet::node::backends
+}  // namespace colmet::node::backends

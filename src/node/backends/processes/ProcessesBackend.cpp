@@ -146,7 +146,7 @@ private:
     StatusText m_problems;
 };
 
-} // namespace
+}  // namespace
 
 const std::vector<wire::MetricDescriptor> &processes_metrics()
 {
@@ -181,8 +181,7 @@ Result<std::unique_ptr<MetricBackend>> make_processes_backend(const JobContext &
         return Error(Errc::unsupported, std::string(k_name) + ": no cgroup directory lists the job's processes");
     auto procs = CgroupProcs::open(dir);
     if (!procs)
-        return Error(Errc::not_found, std::string(k_name) + ": " + procs.error().message(),
-                     procs.error().sys_errno());
+        return Error(Errc::not_found, std::string(k_name) + ": " + procs.error().message(), procs.error().sys_errno());
     int fd = ::open(ctx.proc_root.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
     if (fd < 0)
         return Error::system(std::string(k_name) + ": open", ctx.proc_root.string(), errno);
@@ -191,4 +190,4 @@ Result<std::unique_ptr<MetricBackend>> make_processes_backend(const JobContext &
     return std::unique_ptr<MetricBackend>(std::move(backend));
 }
 
-} // namespace colmet::node::backends
+}  // namespace colmet::node::backends

@@ -28,4 +28,4 @@ const std::vector<wire::MetricDescriptor> &processes_metrics();
 // cannot be opened.
 Result<std::unique_ptr<MetricBackend>> make_processes_backend(const JobContext &ctx);
 
-} // namespace colmet::node::backends
+}  // namespace colmet::node::backends

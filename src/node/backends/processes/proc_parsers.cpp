@@ -70,4 +70,4 @@ Result<void> parse_pid_list(std::string_view text, std::vector<pid_t> &pids)
     return ok();
 }
 
-} // namespace colmet::node::backends
+}  // namespace colmet::node::backends

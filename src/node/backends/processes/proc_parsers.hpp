@@ -42,4 +42,4 @@ Result<ProcIo> parse_proc_io(std::string_view text);
 // Allocates only when `pids` must grow.
 Result<void> parse_pid_list(std::string_view text, std::vector<pid_t> &pids);
 
-} // namespace colmet::node::backends
+}  // namespace colmet::node::backends

@@ -31,7 +31,7 @@ bool default_perf_read(int fd, uint64_t &count)
 
 bool is_permission(int err) { return err == EACCES || err == EPERM; }
 
-} // namespace
+}  // namespace
 
 RaplBackend::RaplBackend(Source source, std::vector<RaplDomain> domains, const RaplIo &io)
     : m_source(source), m_domains(std::move(domains)), m_io(io)
@@ -77,8 +77,8 @@ RaplBackend::RaplBackend(Source source, std::vector<RaplDomain> domains, const R
         m_open_problems = m_source == Source::powercap
                               ? "permission: energy_uj is readable by root only (Linux >= 5.10)"
                               : "permission: perf power events need root or CAP_PERFMON (perf_event_paranoid)";
-        m_open_problems += "; " + std::to_string(denied) + " of " + std::to_string(m_domains.size()) +
-                           " domains are NaN";
+        m_open_problems +=
+            "; " + std::to_string(denied) + " of " + std::to_string(m_domains.size()) + " domains are NaN";
     }
     if (!others.empty())
         m_open_problems += (m_open_problems.empty() ? "" : "; ") + others;
@@ -182,4 +182,4 @@ Result<std::unique_ptr<MetricBackend>> make_rapl_backend(const NodeContext &ctx)
     return std::unique_ptr<MetricBackend>(std::move(*b));
 }
 
-} // namespace colmet::node::backends::rapl
+}  // namespace colmet::node::backends::rapl

@@ -58,9 +58,9 @@ public:
 
 private:
     struct Channel {
-        NumberFile file;      // powercap energy_uj
-        UniqueFd perf;        // perf event
-        int open_errno = 0;   // perf: why it did not open
+        NumberFile file;     // powercap energy_uj
+        UniqueFd perf;       // perf event
+        int open_errno = 0;  // perf: why it did not open
         bool have_prev = false;
         uint64_t prev_uj = 0;
         uint64_t total_uj = 0;
@@ -86,4 +86,4 @@ Result<std::unique_ptr<RaplBackend>> make_rapl(const std::filesystem::path &sysf
 // The registry's factory: make_rapl(ctx.sysfs_root).
 Result<std::unique_ptr<MetricBackend>> make_rapl_backend(const NodeContext &ctx);
 
-} // namespace colmet::node::backends::rapl
+}  // namespace colmet::node::backends::rapl

@@ -60,11 +60,11 @@ struct Zone {
     long zone = 0;
     long sub = -1;
     std::string dir_name;
-    std::string name;  // the zone's "name" file
+    std::string name;    // the zone's "name" file
     std::string prefix;  // "intel-rapl" / "amd-rapl" (zones of two types stay apart)
 };
 
-} // namespace
+}  // namespace
 
 std::filesystem::path powercap_dir(const std::filesystem::path &sysfs_root) { return sysfs_root / "class/powercap"; }
 
@@ -232,4 +232,4 @@ Result<std::vector<RaplDomain>> find_perf_power_domains(const std::filesystem::p
     return domains;
 }
 
-} // namespace colmet::node::backends::rapl
+}  // namespace colmet::node::backends::rapl

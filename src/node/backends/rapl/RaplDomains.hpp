@@ -49,4 +49,4 @@ Result<std::vector<RaplDomain>> find_powercap_domains(const std::filesystem::pat
 // Errc::not_found when the PMU is absent; Errc::parse on malformed files.
 Result<std::vector<RaplDomain>> find_perf_power_domains(const std::filesystem::path &sysfs_root);
 
-} // namespace colmet::node::backends::rapl
+}  // namespace colmet::node::backends::rapl

@@ -10,8 +10,8 @@ std::string rapl_mapping_csv(const std::vector<RaplDomain> &domains)
     size_t column = 0;
     auto pair = [&](const std::string &package, const std::string &zone) {
         out += "counter_" + std::to_string(++column) + ",energy_microjoule," + package + ",zone_" + zone + "\n";
-        out += "counter_" + std::to_string(++column) + ",max_energy_range_microjoule," + package + ",zone_" + zone +
-               "\n";
+        out +=
+            "counter_" + std::to_string(++column) + ",max_energy_range_microjoule," + package + ",zone_" + zone + "\n";
     };
     auto unsupported = [&] {
         for (int k = 0; k < 2; ++k)
@@ -46,4 +46,4 @@ std::string rapl_mapping_csv(const std::vector<RaplDomain> &domains)
     return out;
 }
 
-} // namespace colmet::node::backends::rapl
+}  // namespace colmet::node::backends::rapl

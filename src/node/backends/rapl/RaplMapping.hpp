@@ -25,4 +25,4 @@ inline constexpr size_t k_legacy_columns = 24;
 
 std::string rapl_mapping_csv(const std::vector<RaplDomain> &domains);
 
-} // namespace colmet::node::backends::rapl
+}  // namespace colmet::node::backends::rapl

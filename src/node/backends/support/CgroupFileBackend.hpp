@@ -29,4 +29,4 @@ protected:
     StatusText m_problems;  // what failed in the current sample
 };
 
-} // namespace colmet::node::backends
+}  // namespace colmet::node::backends

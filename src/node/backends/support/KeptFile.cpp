@@ -44,4 +44,4 @@ std::string_view errno_text(int err) noexcept
     return text != nullptr ? std::string_view(text) : std::string_view("unknown error");
 }
 
-} // namespace colmet::node::backends
+}  // namespace colmet::node::backends

@@ -39,4 +39,4 @@ private:
 // strerror() text without allocation or locale lookups.
 std::string_view errno_text(int err) noexcept;
 
-} // namespace colmet::node::backends
+}  // namespace colmet::node::backends

@@ -30,4 +30,4 @@ Result<std::filesystem::path> write_mapping_file(const std::filesystem::path &di
     return path;
 }
 
-} // namespace colmet::node::backends
+}  // namespace colmet::node::backends

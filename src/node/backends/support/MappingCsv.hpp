@@ -21,4 +21,4 @@ std::string mapping_file_name(std::string_view prefix, int64_t now_ns);
 Result<std::filesystem::path> write_mapping_file(const std::filesystem::path &dir, std::string_view prefix,
                                                  int64_t now_ns, std::string_view content);
 
-} // namespace colmet::node::backends
+}  // namespace colmet::node::backends

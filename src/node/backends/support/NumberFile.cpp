@@ -57,4 +57,4 @@ std::optional<int64_t> NumberFile::read_i64() noexcept
     return v;
 }
 
-} // namespace colmet::node::backends
+}  // namespace colmet::node::backends

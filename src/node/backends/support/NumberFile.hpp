@@ -39,4 +39,4 @@ private:
     int m_errno = 0;
 };
 
-} // namespace colmet::node::backends
+}  // namespace colmet::node::backends

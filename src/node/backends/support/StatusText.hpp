@@ -47,4 +47,4 @@ private:
     std::string m_text;
 };
 
-} // namespace colmet::node::backends
+}  // namespace colmet::node::backends

@@ -14,14 +14,17 @@ Result<std::filesystem::path> controller_dir(const cgroup::CgroupPaths &paths, s
 {
     auto dir = paths.dir_for(controller);
     if (dir.empty()) {
-        std::string what = paths.version == cgroup::Version::v2 ? std::string("no cgroup v2 directory for the job")
-                                                                 : "no job directory in the " + std::string(controller) + " hierarchy (not mounted, or the scheduler made none there)";
+        std::string what = paths.version == cgroup::Version::v2
+                               ? std::string("no cgroup v2 directory for the job")
+                               : "no job directory in the " + std::string(controller) +
+                                     " hierarchy (not mounted, or the scheduler made none there)";
         return Error(Errc::unsupported, std::string(backend) + ": " + what);
     }
     std::error_code ec;
     if (!std::filesystem::is_directory(dir, ec))
-        return Error(Errc::not_found, std::string(backend) + ": " + dir.string() + ": " +
-                                          std::string(errno_text(ec ? ec.value() : ENOTDIR)),
+        return Error(Errc::not_found,
+                     std::string(backend) + ": " + dir.string() + ": " +
+                         std::string(errno_text(ec ? ec.value() : ENOTDIR)),
                      ec ? ec.value() : ENOTDIR);
     return dir;
 }
@@ -31,8 +34,9 @@ Result<void> require_open(const KeptFile &file, std::string_view backend)
     if (file.is_open())
         return ok();
     Errc code = file.open_errno() == ENOENT ? Errc::not_found : Errc::system;
-    return Error(code, std::string(backend) + ": open " + file.path().string() + ": " +
-                           std::string(errno_text(file.open_errno())),
+    return Error(code,
+                 std::string(backend) + ": open " + file.path().string() + ": " +
+                     std::string(errno_text(file.open_errno())),
                  file.open_errno());
 }
 
@@ -58,4 +62,4 @@ void store(std::span<double> values, size_t index, std::optional<uint64_t> raw, 
     status.item(file).add(": no ").add(key);
 }
 
-} // namespace colmet::node::backends
+}  // namespace colmet::node::backends

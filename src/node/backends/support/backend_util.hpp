@@ -31,4 +31,4 @@ std::optional<uint64_t> read_u64(KeptFile &file, StatusText &status) noexcept;
 void store(std::span<double> values, size_t index, std::optional<uint64_t> raw, double scale, StatusText &status,
            std::string_view file, std::string_view key) noexcept;
 
-} // namespace colmet::node::backends
+}  // namespace colmet::node::backends

@@ -19,7 +19,7 @@ Error bad_value(std::string_view key, std::string_view value)
     return Error::parse("bad value for " + std::string(key) + ": '" + std::string(value.substr(0, 32)) + "'");
 }
 
-} // namespace
+}  // namespace
 
 Result<void> parse_flat_keyed(std::string_view text, std::span<const std::string_view> keys,
                               std::span<std::optional<uint64_t>> values)
@@ -45,4 +45,4 @@ Result<void> parse_flat_keyed(std::string_view text, std::span<const std::string
     return ok();
 }
 
-} // namespace colmet::node::backends
+}  // namespace colmet::node::backends

@@ -21,4 +21,4 @@ namespace colmet::node::backends {
 Result<void> parse_flat_keyed(std::string_view text, std::span<const std::string_view> keys,
                               std::span<std::optional<uint64_t>> values);
 
-} // namespace colmet::node::backends
+}  // namespace colmet::node::backends

@@ -20,4 +20,4 @@ inline std::string_view next_token(std::string_view &rest)
     return token;
 }
 
-} // namespace colmet::node::backends
+}  // namespace colmet::node::backends

@@ -70,4 +70,4 @@ std::optional<std::string> read_trimmed(const std::filesystem::path &path)
     return std::string(text::trim(*text));
 }
 
-} // namespace colmet::node::backends
+}  // namespace colmet::node::backends

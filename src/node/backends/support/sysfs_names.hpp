@@ -33,4 +33,4 @@ std::vector<std::string> subdirectories(const std::filesystem::path &dir);
 // A small sysfs text file, trimmed; nullopt when it cannot be read.
 std::optional<std::string> read_trimmed(const std::filesystem::path &path);
 
-} // namespace colmet::node::backends
+}  // namespace colmet::node::backends

@@ -56,12 +56,15 @@ void hwmon_chips(const std::filesystem::path &sysfs_root, std::vector<Sensor> &o
             std::string k = std::to_string(input.number);
             auto label = read_trimmed(chip.files / ("temp" + k + "_label"));
             std::string sensor = label && !label->empty() ? metric_part(*label) : "temp" + k;
-            out.push_back({prefix + "." + sensor, chip.files / input.name});
+            std::string metric = prefix;
+            metric += '.';
+            metric += sensor;
+            out.push_back({std::move(metric), chip.files / input.name});
         }
     }
 }
 
-} // namespace
+}  // namespace
 
 std::vector<Sensor> find_sensors(const std::filesystem::path &sysfs_root)
 {
@@ -115,9 +118,8 @@ Result<std::unique_ptr<MetricBackend>> make_temperature_backend(const NodeContex
     auto sensors = find_sensors(ctx.sysfs_root);
     if (sensors.empty())
         return Error(Errc::not_found, "no thermal zone in " + (ctx.sysfs_root / "class/thermal").string() +
-                                          " and no temperature input in " +
-                                          (ctx.sysfs_root / "class/hwmon").string());
+                                          " and no temperature input in " + (ctx.sysfs_root / "class/hwmon").string());
     return std::unique_ptr<MetricBackend>(std::make_unique<TemperatureBackend>(std::move(sensors)));
 }
 
-} // namespace colmet::node::backends::temperature
+}  // namespace colmet::node::backends::temperature

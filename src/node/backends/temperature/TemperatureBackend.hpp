@@ -60,4 +60,4 @@ std::string temperature_mapping_csv(const std::vector<wire::MetricDescriptor> &m
 // temperature input.
 Result<std::unique_ptr<MetricBackend>> make_temperature_backend(const NodeContext &ctx);
 
-} // namespace colmet::node::backends::temperature
+}  // namespace colmet::node::backends::temperature

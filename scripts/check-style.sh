@@ -1,0 +1,104 @@
+#!/usr/bin/env bash
+# Check the C++ style: clang-format (.clang-format) on every C++ file of the
+# tree, and clang-tidy (.clang-tidy) on the C++ sources changed since the
+# commit named in .ci/tidy-baseline, the last tree checked whole. clang-tidy
+# takes about 10 minutes for the whole tree on 2 cores, which is too long for
+# every test run.
+#   scripts/check-style.sh [--all] [--fix] [BUILD_DIR]
+#     --all      clang-tidy on every source (then record HEAD in .ci/tidy-baseline)
+#     --fix      rewrite the files clang-format would change, instead of failing
+#     BUILD_DIR  where compile_commands.json is (default: build; scripts/build.sh release writes it)
+# Exit 0 when clean, 1 on a finding, 77 (CTest's skip) without clang-format,
+# clang-tidy or a git checkout.
+set -uo pipefail
+cd "$(dirname "$0")/.."
+
+all=0
+fix=0
+build=build
+for a in "$@"; do
+  case "$a" in
+    --all) all=1 ;;
+    --fix) fix=1 ;;
+    -h|--help) sed -n '2,13p' "$0"; exit 0 ;;
+    -*) echo "check-style: unknown option $a" >&2; exit 64 ;;
+    *) build=$a ;;
+  esac
+done
+
+for tool in clang-format clang-tidy git; do
+  command -v "$tool" >/dev/null || { echo "check-style: $tool is not installed (scripts/install-deps.sh test)"; exit 77; }
+done
+git rev-parse --git-dir >/dev/null 2>&1 || { echo "check-style: not a git checkout: nothing to compare with"; exit 77; }
+
+status=0
+
+# 1. Layout, every file.
+mapfile -t sources < <(git ls-files '*.cpp' '*.hpp' '*.h' '*.c')
+if [ "$fix" -eq 1 ]; then
+  clang-format -i "${sources[@]}"
+else
+  bad=()
+  for f in "${sources[@]}"; do
+    clang-format --dry-run -Werror "$f" >/dev/null 2>&1 || bad+=("$f")
+  done
+  if [ ${#bad[@]} -gt 0 ]; then
+    echo "check-style: ${#bad[@]} file(s) not laid out as .clang-format says (scripts/check-style.sh --fix rewrites them):"
+    printf '  %s\n' "${bad[@]}"
+    clang-format --dry-run "${bad[0]}" 2>&1 | head -20
+    status=1
+  else
+    echo "check-style: clang-format: ${#sources[@]} files as .clang-format says"
+  fi
+fi
+
+# 2. clang-tidy on the sources in the compile database: all, or those changed
+#    since the baseline (a changed header brings the source of the same name).
+db="$build/compile_commands.json"
+if [ ! -f "$db" ]; then
+  echo "check-style: no $db (scripts/build.sh release writes it): clang-tidy not run"
+  exit $((status == 0 ? 77 : status))
+fi
+# The tree's own sources (not the generated ones in the build directory).
+mapfile -t known < <(python3 -c 'import json, os, subprocess, sys
+tracked = set(subprocess.run(["git", "ls-files", "*.cpp"], capture_output=True, text=True).stdout.split())
+for e in json.load(open(sys.argv[1])):
+    f = os.path.relpath(os.path.join(e["directory"], e["file"]))
+    if f in tracked:
+        print(f)' "$db" | sort -u)
+if [ "$all" -eq 1 ]; then
+  wanted=("${known[@]}")
+  scope="every source"
+else
+  base=$(sed -n 's/^\([0-9a-f]\{40\}\).*/\1/p' .ci/tidy-baseline 2>/dev/null | head -1)
+  if [ -n "$base" ] && git cat-file -e "$base^{commit}" 2>/dev/null; then
+    range=$base
+    scope="the sources changed since $(git log -1 --format='%h (%s)' "$base" | cut -c1-70)"
+  else
+    range=HEAD~1
+    scope="the sources of the last commit (the baseline in .ci/tidy-baseline is not in this clone)"
+  fi
+  mapfile -t changed < <({ git diff --name-only --diff-filter=AMR "$range" -- '*.cpp' '*.hpp' 2>/dev/null
+                           git ls-files --others --exclude-standard -- '*.cpp' '*.hpp'; } | sed 's/\.hpp$/.cpp/' | sort -u)
+  wanted=()
+  for f in "${changed[@]}"; do
+    [[ " ${known[*]} " == *" $f "* ]] && wanted+=("$f")
+  done
+fi
+if [ ${#wanted[@]} -eq 0 ]; then
+  echo "check-style: clang-tidy: nothing to check ($scope)"
+  exit $status
+fi
+echo "check-style: clang-tidy on ${#wanted[@]} file(s): $scope"
+log=$(mktemp)
+printf '%s\n' "${wanted[@]}" | xargs -P "$(nproc)" -n 4 clang-tidy -p "$build" --quiet >"$log" 2>&1
+tidy=$?
+if [ "$tidy" -ne 0 ] || grep -q "warning:\|error:" "$log"; then
+  grep -A3 "warning:\|error:" "$log" | head -80
+  echo "check-style: clang-tidy found the above (.clang-tidy lists the checks)"
+  status=1
+else
+  echo "check-style: clang-tidy: clean"
+fi
+rm -f "$log"
+exit $status
