@@ -393,24 +393,31 @@ bool Hdf5Sink::flush_job(JobState &job, int64_t now_ns)
     return true;
 }
 
+// Write the job's rows, then its summary from what its hosts hold; false
+// when that must wait (the file cannot be opened, a write failed).
+bool Hdf5Sink::write_summary_now(JobState &job, int64_t now_ns)
+{
+    if (!job.file && !open_job(job, now_ns))
+        return false;
+    if (!flush_job(job, now_ns))
+        return false;
+    if (auto r = job.file->write_summary(hdf5::summarize(job.job_id, job.hosts)); !r) {
+        ++m_stats.write_errors;
+        report(job.job_id, r.error());
+        fail_file(job, now_ns);
+        return false;
+    }
+    ++m_stats.summaries_written;
+    return true;
+}
+
 // A host's job_end: write its rows and the summary; once every host that
 // started has ended, close the file. Later if writing is paused or fails.
 void Hdf5Sink::finish_job(JobState &job, int64_t now_ns)
 {
     job.summary_pending = true;
-    if (!writable() || now_ns < job.retry_after_ns)
+    if (!writable() || now_ns < job.retry_after_ns || !write_summary_now(job, now_ns))
         return;
-    if (!job.file && !open_job(job, now_ns))
-        return;
-    if (!flush_job(job, now_ns))
-        return;
-    if (auto r = job.file->write_summary(hdf5::summarize(job.job_id, job.hosts)); !r) {
-        ++m_stats.write_errors;
-        report(job.job_id, r.error());
-        fail_file(job, now_ns);
-        return;
-    }
-    ++m_stats.summaries_written;
     job.summary_pending = false;
     bool all_ended = std::all_of(job.hosts.begin(), job.hosts.end(),
                                  [](const auto &h) { return !h.second.started || h.second.ended; });
@@ -426,19 +433,8 @@ void Hdf5Sink::summarize_unfinished(JobState &job, int64_t now_ns)
 {
     const auto unended = std::count_if(job.hosts.begin(), job.hosts.end(),
                                        [](const auto &h) { return h.second.seen && !h.second.ended; });
-    if (unended == 0 || job.summary_pending || now_ns < job.retry_after_ns)
+    if (unended == 0 || job.summary_pending || now_ns < job.retry_after_ns || !write_summary_now(job, now_ns))
         return;
-    if (!job.file && !open_job(job, now_ns))
-        return;
-    if (!flush_job(job, now_ns))
-        return;
-    if (auto r = job.file->write_summary(hdf5::summarize(job.job_id, job.hosts)); !r) {
-        ++m_stats.write_errors;
-        report(job.job_id, r.error());
-        fail_file(job, now_ns);
-        return;
-    }
-    ++m_stats.summaries_written;
     ++m_stats.summaries_incomplete;
     spdlog::warn("hdf5: job {}: no job_end from {} of its {} hosts after {} s of silence: summary written from what "
                  "arrived (hosts_without_job_end = {})",

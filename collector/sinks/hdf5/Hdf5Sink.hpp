@@ -133,6 +133,7 @@ private:
     void detach(hdf5::JobState &job);
     void fail_file(hdf5::JobState &job, int64_t now_ns);
     bool flush_job(hdf5::JobState &job, int64_t now_ns);
+    bool write_summary_now(hdf5::JobState &job, int64_t now_ns);
     void finish_job(hdf5::JobState &job, int64_t now_ns);
     void summarize_unfinished(hdf5::JobState &job, int64_t now_ns);
     bool close_job(hdf5::JobState &job, int64_t now_ns);
