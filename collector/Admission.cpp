@@ -100,7 +100,9 @@ std::optional<Refused> Admission::check_sender(const wire::Message &msg, Senders
         return std::nullopt;
     }
     const SenderState &s = sender->value;
-    if (msg.kind == wire::MessageKind::job_start && !s.ended)
+    // A job_start at or below the sender's last seq is its own resend
+    // (acknowledged delivery), not a second start.
+    if (msg.kind == wire::MessageKind::job_start && !s.ended && msg.seq > s.seq)
         return Refused{Refusal::job_restart,
                        whose(msg) + "job_start from a sender already running (seq " + std::to_string(s.seq) + ")"};
     // A backlog the sampler queued during an outage arrives all at once:

@@ -69,6 +69,20 @@ std::string Collector::sinks_text() const
 Collector::Collector(std::vector<std::unique_ptr<Sink>> sinks, AdmissionLimits limits)
     : m_sinks(std::move(sinks)), m_admission(limits)
 {
+    for (const auto &sink : m_sinks)
+        m_sinks_acknowledge = m_sinks_acknowledge || sink->acknowledges();
+}
+
+void Collector::take_acks(std::vector<wire::Ack> &out)
+{
+    if (m_sinks_acknowledge) {
+        for (auto &sink : m_sinks)
+            sink->take_acks(out);
+        return;
+    }
+    for (auto &[sender, seq] : m_received_acks)
+        out.push_back({sender, seq});
+    m_received_acks.clear();
 }
 
 void Collector::reject(uint64_t &counter, const std::string &why)
@@ -115,8 +129,17 @@ void Collector::handle_frame(const char *data, size_t size, bool more_parts, int
     }
     Delivery delivery;
     delivery.received_mono_ns = now_mono_ns;
-    delivery.lost = m_sequences.observe(m_msg.sender, m_msg.seq, now_mono_ns, &delivery.sender_new) + m_msg.dropped;
+    const uint64_t gap =
+        m_sequences.observe(m_msg.sender, m_msg.seq, now_mono_ns, &delivery.sender_new, &delivery.resent);
+    // A sender that is acknowledged resends what is missing: a gap here is
+    // not a loss (the sinks count what the sender gave up, from `base`).
+    const bool acked = wire::wants_ack(m_msg);
+    delivery.lost = (acked ? 0 : gap) + m_msg.dropped;
     m_stats.lost += delivery.lost;
+    if (acked && !m_sinks_acknowledge) {
+        uint64_t &last = m_received_acks[m_msg.sender];
+        last = std::max(last, m_msg.seq);
+    }
     ++m_stats.accepted;
     for (auto &sink : m_sinks)
         sink->consume(m_msg, delivery);

@@ -15,6 +15,7 @@
 #include <memory>
 #include <string>
 #include <string_view>
+#include <unordered_map>
 #include <vector>
 
 namespace colmet::collector {
@@ -36,6 +37,11 @@ public:
     void flush_all(int64_t now_mono_ns);
     void close_all();
 
+    // Acknowledgements due (acknowledged delivery), appended to out: from
+    // the sinks that store durably, or, without one, for every message
+    // received that asked for them.
+    void take_acks(std::vector<wire::Ack> &out);
+
     const CollectorStats &stats() const { return m_stats; }
     // The sinks' stats_text(), each after "; " (for the log lines).
     std::string sinks_text() const;
@@ -49,6 +55,8 @@ private:
     SequenceTracker m_sequences;
     CollectorStats m_stats;
     wire::Message m_msg;
+    bool m_sinks_acknowledge = false;
+    std::unordered_map<std::string, uint64_t> m_received_acks;  // without such a sink: sender -> highest seq
     log::RateLimiter m_reject_log{10, std::chrono::seconds(10)};
     bool m_in_multipart = false;
 };

@@ -1,5 +1,7 @@
 #include "collector/CollectorMain.hpp"
 
+#include "common/collectors.hpp"
+
 #include "collector/Collector.hpp"
 #include "collector/security/BindPolicy.hpp"
 #include "collector/serve.hpp"
@@ -80,6 +82,10 @@ void add_options(CLI::App &app, CollectorOptions &o)
     app.add_option("--zeromq-bind-uri", o.listen.bind_uri,
                    std::string("Where to listen (ZeroMQ PULL binds here; default: ") + k_default_bind_secure +
                        " with --curve-secret-key, else " + k_default_bind_loopback + ")");
+    app.add_option("--ack-bind-uri", o.listen.ack_bind_uri,
+                   "Where acknowledgements are published (ZeroMQ PUB binds here; default: --zeromq-bind-uri's port + "
+                   "1, or its ipc path + .ack; 'none': no acknowledgements, senders then get protocol version 1 "
+                   "delivery)");
     app.add_option(
         "--curve-secret-key", o.listen.curve_secret_key,
         "The collector's CURVE key-pair file (colmet-keygen): only nodes with a key in --nodes-dir may send");
@@ -125,6 +131,9 @@ void add_options(CLI::App &app, CollectorOptions &o)
                                                 : "'" + name + "' is not one of: " + hdf5::file_owner_names();
         })
         ->default_str(std::string(hdf5::file_owner_name(o.hdf5.owner)));
+    app.add_flag("--hdf5-fsync", o.hdf5.fsync,
+                 "fsync() a job's file after each flush, before acknowledging its rows: they then survive a crash of "
+                 "this machine, not only of the collector");
     app.add_option("--hdf5-compression", o.hdf5.compression_level,
                    "Deflate compression level of the datasets (0 = none)")
         ->check(CLI::Range(0, 9))
@@ -245,6 +254,22 @@ int collector_main(int argc, char **argv)
     if (auto r = check_bind(o.listen.bind_uri, authenticated, o.allow_unauthenticated); !r) {
         spdlog::critical("{}", r.error().message());
         return 64;
+    }
+    if (o.listen.ack_bind_uri == k_no_ack_endpoint) {
+        o.listen.ack_bind_uri.clear();
+    } else {
+        if (o.listen.ack_bind_uri.empty()) {
+            auto derived = ack_endpoint_of(o.listen.bind_uri);
+            if (!derived) {
+                spdlog::critical("--ack-bind-uri: {}", derived.error().message());
+                return 64;
+            }
+            o.listen.ack_bind_uri = std::move(*derived);
+        }
+        if (auto r = check_bind(o.listen.ack_bind_uri, authenticated, o.allow_unauthenticated); !r) {
+            spdlog::critical("--ack-bind-uri: {}", r.error().message());
+            return 64;
+        }
     }
     if (!authenticated && !is_loopback_endpoint(o.listen.bind_uri))
         spdlog::warn("listening on {} WITHOUT AUTHENTICATION (allow-unauthenticated): any user who reaches it can "

@@ -2,11 +2,14 @@
 
 namespace colmet::collector {
 
-uint64_t SequenceTracker::observe(const std::string &sender, uint64_t seq, int64_t now_mono_ns, bool *first)
+uint64_t SequenceTracker::observe(const std::string &sender, uint64_t seq, int64_t now_mono_ns, bool *first,
+                                  bool *repeat)
 {
     auto it = m_last.find(sender);
     if (first)
         *first = it == m_last.end();
+    if (repeat)
+        *repeat = it != m_last.end() && seq <= it->second.seq;
     if (it == m_last.end()) {
         if (m_last.size() >= m_max)
             evict_oldest();

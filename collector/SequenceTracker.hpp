@@ -18,7 +18,10 @@ public:
     // tells whether the sender was unknown (first heard, or forgotten): a
     // sink that stored the sender's earlier messages can then count the gap
     // from what it stored.
-    uint64_t observe(const std::string &sender, uint64_t seq, int64_t now_mono_ns, bool *first = nullptr);
+    // *repeat, when given, tells whether this seq or a later one had come
+    // already (a resend or a replay).
+    uint64_t observe(const std::string &sender, uint64_t seq, int64_t now_mono_ns, bool *first = nullptr,
+                     bool *repeat = nullptr);
 
     size_t size() const { return m_last.size(); }
 

@@ -3,10 +3,12 @@
 // numbers, then hands every message to each sink.
 #pragma once
 
+#include "wire/ack.hpp"
 #include "wire/message.hpp"
 
 #include <cstdint>
 #include <string>
+#include <vector>
 
 namespace colmet::collector {
 
@@ -22,6 +24,10 @@ struct Delivery {
     // counts no gap: a sink that stored the sender's earlier messages counts
     // the gap from the last seq it stored.
     bool sender_new = false;
+    // The core had received this seq of this sender, or a later one: a
+    // resend (acknowledged delivery) or a replay. A sink that keeps no
+    // record of what it stored should skip it.
+    bool resent = false;
 };
 
 class Sink {
@@ -45,6 +51,14 @@ public:
     // The sink's counters in a few words for the collector's log lines
     // ("" for none).
     virtual std::string stats_text() const { return {}; }
+
+    // Acknowledged delivery (docs/protocol.md). A sink that stores messages
+    // durably says so, and then answers for them: take_acks() appends, for
+    // each sender that asked (wire::wants_ack), the seq up to which
+    // everything is stored (or given up by the sender) since the last call.
+    // Without such a sink the core acknowledges what it received.
+    virtual bool acknowledges() const { return false; }
+    virtual void take_acks(std::vector<wire::Ack> & /*out*/) {}
 };
 
 }  // namespace colmet::collector

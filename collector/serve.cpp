@@ -6,6 +6,7 @@
 #include "collector/security/ZapHandler.hpp"
 #include "common/clock.hpp"
 #include "common/log.hpp"
+#include "wire/ack.hpp"
 #include "wire/message.hpp"
 
 #include <spdlog/spdlog.h>
@@ -96,6 +97,30 @@ void read_monitor(zmq::socket_t &monitor, ConnectionGuard &guard, log::RateLimit
     }
 }
 
+// The acknowledgement socket: a PUB that nodes' SUB sockets connect to.
+// Publishing never blocks: a subscriber that lags loses acknowledgements,
+// and its sampler sends again what it missed (the collector then answers
+// the duplicates).
+struct AckPublisher {
+    zmq::socket_t socket;
+    std::vector<wire::Ack> due;
+    uint64_t sent = 0;
+
+    void publish(Collector &collector)
+    {
+        collector.take_acks(due);
+        for (const auto &ack : due) {
+            const std::string frame = wire::encode_ack(ack.sender, ack.seq);
+            try {
+                if (socket.send(zmq::buffer(frame), zmq::send_flags::dontwait))
+                    ++sent;
+            } catch (const zmq::error_t &) {
+            }
+        }
+        due.clear();
+    }
+};
+
 std::string connection_summary(const ConnectionGuard &guard, const Security *security)
 {
     const auto &s = guard.stats();
@@ -160,6 +185,26 @@ int serve(Collector &collector, const ListenOptions &options)
         spdlog::critical("cannot listen on {}: {}", options.bind_uri, e.what());
         return 69;
     }
+    std::optional<AckPublisher> acks;
+    if (!options.ack_bind_uri.empty()) {
+        acks.emplace(AckPublisher{zmq::socket_t(ctx, zmq::socket_type::pub), {}, 0});
+        try {
+            acks->socket.set(zmq::sockopt::linger, 200);
+            acks->socket.set(zmq::sockopt::sndhwm, 10000);
+            acks->socket.set(
+                zmq::sockopt::handshake_ivl,
+                static_cast<int>(std::min(k_max_handshake_ms, options.connections.idle_timeout_ns / 1'000'000)));
+            if (security) {
+                acks->socket.set(zmq::sockopt::curve_server, true);
+                acks->socket.set(zmq::sockopt::curve_secretkey, secret_key);
+                acks->socket.set(zmq::sockopt::zap_domain, "colmet");
+            }
+            acks->socket.bind(options.ack_bind_uri);
+        } catch (const zmq::error_t &e) {
+            spdlog::critical("cannot publish acknowledgements on {}: {}", options.ack_bind_uri, e.what());
+            return 69;
+        }
+    }
     secret_key.assign(secret_key.size(), '\0');
 
     sigset_t set;
@@ -172,8 +217,9 @@ int serve(Collector &collector, const ListenOptions &options)
         spdlog::critical("signalfd: {}", std::strerror(errno));
         return 70;
     }
-    spdlog::info("listening on {} ({})", options.bind_uri,
-                 security ? "CURVE: only the keys of " + options.nodes_dir : std::string("no authentication"));
+    spdlog::info("listening on {} ({}), {}", options.bind_uri,
+                 security ? "CURVE: only the keys of " + options.nodes_dir : std::string("no authentication"),
+                 acks ? "acknowledgements on " + options.ack_bind_uri : std::string("no acknowledgements"));
 
     zmq::message_t frame;
     // Read what is queued, at most `limit` frames; returns how many.
@@ -250,6 +296,8 @@ int serve(Collector &collector, const ListenOptions &options)
                 ::shutdown(fd, SHUT_RDWR);
             last_tick = now;
         }
+        if (acks)
+            acks->publish(collector);
         if (now - last_stats_log >= int64_t{60} * 1'000'000'000) {
             spdlog::info("{}; {}{}", collector.stats().to_string(),
                          connection_summary(guard, security ? &*security : nullptr), collector.sinks_text());
@@ -270,6 +318,8 @@ int serve(Collector &collector, const ListenOptions &options)
             break;
     }
     collector.close_all();
+    if (acks)
+        acks->publish(collector);  // what the last flushes stored (the socket lingers 200 ms)
     zmq_socket_monitor(socket.handle(), nullptr, 0);
     ::close(sfd);
     spdlog::info("stopped: {}; {}{}", collector.stats().to_string(),

@@ -13,6 +13,9 @@ namespace colmet::collector {
 
 struct ListenOptions {
     std::string bind_uri;  // resolved by the caller (see BindPolicy.hpp)
+    // Where acknowledgements are published (ZeroMQ PUB binds here, with the
+    // same CURVE keys); empty: none (protocol version 1 only).
+    std::string ack_bind_uri;
     // Messages queued at most per connection: with frames of 1 MiB at most,
     // what one connection can make the collector hold (100 MiB). A sampler
     // keeps the rest in its own queue while the collector is behind.

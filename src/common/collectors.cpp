@@ -88,4 +88,27 @@ size_t collector_index(const std::vector<std::string> &collectors, std::string_v
     return best;
 }
 
+Result<std::string> ack_endpoint_of(std::string_view data_uri)
+{
+    const size_t sep = data_uri.find("://");
+    if (sep == std::string_view::npos || !endpoint_like(data_uri))
+        return Error::invalid("'" + std::string(data_uri) + "' is not a ZeroMQ endpoint");
+    const std::string_view scheme = data_uri.substr(0, sep);
+    if (scheme == "ipc" || scheme == "inproc")
+        return std::string(data_uri) + ".ack";
+    const size_t colon = data_uri.rfind(':');
+    const std::string_view port = colon > sep ? data_uri.substr(colon + 1) : std::string_view();
+    unsigned value = 0;
+    const bool digits = !port.empty() && port.size() <= 5 &&
+                        std::all_of(port.begin(), port.end(), [](char c) { return c >= '0' && c <= '9'; });
+    if (digits)
+        for (char c : port)
+            value = value * 10 + static_cast<unsigned>(c - '0');
+    if (scheme != "tcp" || !digits || value == 0 || value >= 65535)
+        return Error::invalid("no acknowledgement endpoint follows from '" + std::string(data_uri) +
+                              "' (the rule needs tcp://HOST:PORT with PORT below 65535, or ipc://): set it "
+                              "explicitly, or 'none' for no acknowledgements");
+    return std::string(data_uri.substr(0, colon + 1)) + std::to_string(value + 1);
+}
+
 }  // namespace colmet

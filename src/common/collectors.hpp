@@ -34,4 +34,15 @@ Result<std::vector<std::string>> parse_collector_list(std::string_view text);
 // The index in `collectors` (not empty) of the job's collector.
 size_t collector_index(const std::vector<std::string> &collectors, std::string_view job_id);
 
+// Acknowledgements (docs/protocol.md, "Acknowledged delivery") travel on a
+// second endpoint beside each collector's data endpoint. Unless configured,
+// both sides derive it by one rule: tcp://host:PORT -> tcp://host:PORT+1,
+// ipc://PATH -> ipc://PATH.ack, inproc://NAME -> inproc://NAME.ack. An error
+// for a port that has no successor (65535, a wildcard or a name).
+Result<std::string> ack_endpoint_of(std::string_view data_uri);
+
+// The word that turns acknowledged delivery off where an ack endpoint is
+// configured ("ack-uri = none").
+inline constexpr std::string_view k_no_ack_endpoint = "none";
+
 }  // namespace colmet

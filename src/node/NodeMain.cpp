@@ -68,6 +68,24 @@ void add_options(CLI::App &app, NodeOptions &o)
                    "file for all, or one per collector, comma-separated in --zeromq-uri's order");
     app.add_option("--curve-secret-key", o.zmq.curve_secret_key,
                    "This node's CURVE key-pair file (colmet-keygen; mode 0600, root only)");
+    app.add_option("--ack-uri", o.zmq.ack_uri,
+                   "The collector's acknowledgement endpoint (ZeroMQ SUB connects here; default: --zeromq-uri's port + "
+                   "1, or its ipc path + .ack; several collectors: one per collector in the same order; 'none': no "
+                   "acknowledgements, protocol version 1)")
+        ->join();
+    app.add_option("--ack-timeout", o.ack_timeout_s,
+                   "Seconds without an acknowledgement before the unacknowledged messages are sent again (doubling, "
+                   "up to 300, while none comes)")
+        ->check(CLI::Range(1.0, 3600.0))
+        ->capture_default_str();
+    app.add_option("--ack-wait", o.ack_wait_s,
+                   "Seconds the job end waits for the collector to acknowledge the last messages")
+        ->check(CLI::Range(0.0, 60.0))
+        ->capture_default_str();
+    app.add_option("--outbox-size", o.outbox_mib,
+                   "MiB of unacknowledged messages kept in memory; beyond, the oldest are dropped and counted")
+        ->check(CLI::Range(1, 4096))
+        ->capture_default_str();
     app.add_option("--zeromq-linger", o.zmq.linger_ms,
                    "Milliseconds spent at exit delivering queued messages (-1 = until delivered)")
         ->check(CLI::Range(-1, 60000))
@@ -299,6 +317,9 @@ int run(const NodeOptions &o)
     config.host = o.hostname.empty() ? default_hostname() : o.hostname;
     config.period_s = o.period_s;
     config.collector_uri = zmq->uri;
+    config.outbox_bytes = static_cast<size_t>(o.outbox_mib) << 20;
+    config.ack_timeout_s = o.ack_timeout_s;
+    config.ack_wait_s = o.ack_wait_s;
     if (o.enable_perfhw)
         if (auto names = backends::perfhw::split_event_list(o.perfhw_list))
             config.perfhw_events = std::move(*names);
@@ -312,9 +333,10 @@ int run(const NodeOptions &o)
     for (auto &kv : *extra_meta)
         config.meta.push_back(std::move(kv));
 
-    spdlog::info("sampling job {} ({}) every {} s to {}{}{}", o.job_id, cgroups->describe(), o.period_s, zmq->uri,
+    spdlog::info("sampling job {} ({}) every {} s to {}{}{}{}", o.job_id, cgroups->describe(), o.period_s, zmq->uri,
                  zmq->uri == o.zmq.uri ? "" : " (the job's collector of those in --zeromq-uri)",
-                 o.zmq.curve_secret_key.empty() ? "" : " (CURVE)");
+                 o.zmq.curve_secret_key.empty() ? "" : " (CURVE)",
+                 zmq->ack_uri.empty() ? ", no acknowledgements" : ", acknowledgements from " + zmq->ack_uri);
     bool perfhw_running = false;
     for (const auto &b : backends)
         perfhw_running = perfhw_running || b->name() == "perfhw";

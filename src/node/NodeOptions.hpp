@@ -24,6 +24,9 @@ struct NodeOptions {
     std::string user;      // job owner, recorded as metadata
     double period_s = 5;
     ZmqOptions zmq;
+    double ack_timeout_s = 30;  // see SamplerConfig
+    double ack_wait_s = 2;
+    int outbox_mib = 16;
     std::vector<std::string> disabled_backends;
     bool enable_perfhw = false;  // backend perfhw (perf_event in cgroup mode)
     std::vector<std::string> perfhw_list = {"instructions", "cache_misses", "page_faults"};

@@ -21,6 +21,12 @@
 #include <unistd.h>
 
 namespace colmet::node {
+namespace {
+
+constexpr int k_send_retry_ms = 100;  // while messages wait for a connection
+constexpr int64_t k_max_ack_timeout_ns = int64_t{300} * 1'000'000'000;
+
+}  // namespace
 
 Sampler::Sampler(SamplerConfig config, std::vector<std::unique_ptr<MetricBackend>> backends,
                  std::unique_ptr<Transport> transport)
@@ -30,6 +36,13 @@ Sampler::Sampler(SamplerConfig config, std::vector<std::unique_ptr<MetricBackend
     m_msg.job_id = m_config.job_id;
     m_msg.sender = m_config.host + "/" + std::to_string(getpid()) + "/" + std::to_string(realtime_ns());
     m_msg.period_s = m_config.period_s;
+    if (m_transport->acknowledged()) {
+        m_msg.version = wire::k_acked_protocol_version;
+        m_msg.ack = 1;
+        m_transport->listen_for_acks(m_msg.sender);
+        m_outbox = std::make_unique<Outbox>(m_config.outbox_bytes);
+        m_ack_timeout_ns = ack_timeout_base_ns();
+    }
     m_msg.backends.resize(m_backends.size());
     for (size_t i = 0; i < m_backends.size(); ++i) {
         auto &blk = m_msg.backends[i];
@@ -144,6 +157,21 @@ void Sampler::sample_once(wire::MessageKind kind)
 void Sampler::send_current()
 {
     m_msg.dropped = m_unreported_drops;
+    if (m_outbox) {
+        m_msg.base = m_outbox->base();
+        OutboxEntry entry{m_msg.seq, {}, 0};
+        if (auto r = wire::encode(m_msg, entry.bytes, &entry.base_at); !r) {
+            ++m_stats.encode_errors;
+            return;
+        }
+        m_outbox->push(std::move(entry));
+        ++m_stats.samples;
+        ++m_msg.seq;
+        m_unreported_drops = 0;
+        m_msg.meta.clear();
+        pump();
+        return;
+    }
     if (auto r = wire::encode(m_msg, m_buffer); !r) {
         ++m_stats.encode_errors;
         return;
@@ -161,6 +189,42 @@ void Sampler::send_current()
             m_pending_meta.push_back(std::move(kv));
         m_msg.meta.clear();
     }
+}
+
+void Sampler::pump()
+{
+    while (OutboxEntry *entry = m_outbox->next()) {
+        if (!m_transport->send(entry->bytes))
+            return;  // not connected, or ZeroMQ's queue is full: later
+        m_outbox->sent();
+        if (m_ack_deadline_ns == 0)
+            m_ack_deadline_ns = monotonic_ns() + m_ack_timeout_ns;
+    }
+}
+
+void Sampler::handle_transport(int64_t now_mono_ns)
+{
+    const TransportEvents events = m_transport->events();
+    if (!m_outbox)
+        return;
+    if (events.acked && m_outbox->acknowledge(*events.acked)) {
+        m_ack_timeout_ns = ack_timeout_base_ns();
+        m_ack_deadline_ns = m_outbox->empty() ? 0 : now_mono_ns + m_ack_timeout_ns;
+    }
+    if (events.reconnected && m_outbox->rewind()) {
+        // What was on its way over the old connection may be gone.
+        spdlog::debug("connected to the collector: sending the {} unacknowledged messages from seq {}",
+                      m_outbox->size(), m_outbox->base());
+    } else if (m_ack_deadline_ns != 0 && now_mono_ns >= m_ack_deadline_ns && m_outbox->rewind()) {
+        spdlog::warn("no acknowledgement from the collector for {} s: sending the {} unacknowledged messages again "
+                     "from seq {}",
+                     m_ack_timeout_ns / 1'000'000'000, m_outbox->size(), m_outbox->base());
+        m_ack_timeout_ns = std::min(m_ack_timeout_ns * 2, k_max_ack_timeout_ns);
+        m_ack_deadline_ns = now_mono_ns + m_ack_timeout_ns;
+    }
+    if (m_outbox->empty())
+        m_ack_deadline_ns = 0;
+    pump();
 }
 
 namespace {
@@ -192,6 +256,13 @@ int Sampler::poll_timeout_ms(bool legacy_pending) const
     if (legacy_pending)
         return 0;
     int timeout = to_timeout_ms(m_next_ns - realtime_ns());
+    if (m_outbox) {
+        // ZeroMQ says nothing when a connection comes back: try again soon.
+        if (!m_outbox->all_sent())
+            timeout = std::min(timeout, k_send_retry_ms);
+        if (m_ack_deadline_ns != 0)
+            timeout = std::min(timeout, to_timeout_ms(m_ack_deadline_ns - monotonic_ns()));
+    }
     if (m_control) {
         int64_t deadline = m_control->next_deadline();
         if (deadline != INT64_MAX)
@@ -221,6 +292,7 @@ int Sampler::run()
     for (;;) {
         fds.clear();
         fds.push_back({sfd, POLLIN, 0});  // poll() ignores a negative fd
+        fds.push_back({m_transport->event_fd(), POLLIN, 0});
         if (m_legacy)
             fds.push_back({m_legacy->fd(), POLLIN, 0});
         size_t control_at = fds.size();
@@ -237,7 +309,8 @@ int Sampler::run()
         }
         if (m_control)
             m_control->handle(std::span<const pollfd>(fds).subspan(control_at), monotonic_ns(), handler);
-        // ZMQ_FD is edge-triggered: look at the socket after every wake-up.
+        // ZMQ_FD is edge-triggered: look at the sockets after every wake-up.
+        handle_transport(monotonic_ns());
         if (m_legacy)
             legacy_pending = m_legacy->handle(handler);
         int64_t now = realtime_ns();
@@ -250,7 +323,7 @@ int Sampler::run()
             send_current();
             if (sfd >= 0)
                 ::close(sfd);
-            log_end();
+            finish();
             return 0;
         }
         sample_once(wire::MessageKind::sample);
@@ -266,13 +339,46 @@ int Sampler::run()
     send_current();
     if (sfd >= 0)
         ::close(sfd);
-    log_end();
+    finish();
     return ended_by;
+}
+
+void Sampler::finish()
+{
+    if (m_outbox) {
+        // Wait for the last acknowledgements, unless the collector is
+        // known to be away: the job's end never waits for it.
+        const int64_t until = monotonic_ns() + static_cast<int64_t>(m_config.ack_wait_s * 1e9);
+        const int fd = m_transport->event_fd();
+        handle_transport(monotonic_ns());
+        for (int64_t now = monotonic_ns(); !m_outbox->empty() && now < until && m_transport->may_answer();
+             now = monotonic_ns()) {
+            pollfd p{fd, POLLIN, 0};
+            ::poll(&p, 1, std::min(k_send_retry_ms, to_timeout_ms(until - now)));
+            handle_transport(monotonic_ns());
+        }
+        m_stats.unacknowledged = m_outbox->size();
+        m_stats.dropped = m_outbox->stats().overflowed;
+    }
+    log_end();
 }
 
 void Sampler::log_end() const
 {
-    spdlog::info("job {} ended: {} messages sent, {} dropped", m_config.job_id, m_stats.samples, m_stats.dropped);
+    if (!m_outbox) {
+        spdlog::info("job {} ended: {} messages sent, {} dropped", m_config.job_id, m_stats.samples, m_stats.dropped);
+        return;
+    }
+    const OutboxStats &o = m_outbox->stats();
+    const auto line =
+        fmt::format("job {} ended: {} messages sent, {} acknowledged, {} resent, {} dropped (outbox "
+                    "full), {} unacknowledged",
+                    m_config.job_id, m_stats.samples, o.acknowledged, o.resent, o.overflowed, m_stats.unacknowledged);
+    if (m_stats.unacknowledged > 0)
+        spdlog::warn("{}: the collector ({}) did not confirm them; they may be missing from the job's file", line,
+                     m_transport->may_answer() ? "no answer within ack-wait" : "unreachable");
+    else
+        spdlog::info("{}", line);
 }
 
 }  // namespace colmet::node

@@ -11,6 +11,7 @@
 #include "node/MetricBackend.hpp"
 #include "node/Transport.hpp"
 #include "node/control/ControlProtocol.hpp"
+#include "node/delivery/Outbox.hpp"
 #include "wire/message.hpp"
 
 #include <poll.h>
@@ -50,12 +51,20 @@ struct SamplerConfig {
     std::string collector_uri;  // reported by the control status only
     // The perfhw event names as given at start (reported by the control status).
     std::vector<std::string> perfhw_events;
+    // Acknowledged delivery (a transport that has it): the outbox's bound,
+    // how long an acknowledgement may take before the unacknowledged
+    // messages are sent again (doubling up to 5 min while none comes), and
+    // how long the job end waits for the last ones.
+    size_t outbox_bytes = size_t{16} << 20;
+    double ack_timeout_s = 30;
+    double ack_wait_s = 2;
 };
 
 struct SamplerStats {
-    uint64_t samples = 0;  // messages queued
-    uint64_t dropped = 0;  // messages refused by the full queue
+    uint64_t samples = 0;  // messages queued (with acknowledgements: put in the outbox)
+    uint64_t dropped = 0;  // messages refused by the full queue, or pushed out of the full outbox
     uint64_t encode_errors = 0;
+    uint64_t unacknowledged = 0;  // messages still unacknowledged when the sampler stopped
 };
 
 class Sampler {
@@ -89,6 +98,8 @@ public:
     void sample_once(wire::MessageKind kind);
     const wire::Message &message() const { return m_msg; }
     const SamplerStats &stats() const { return m_stats; }
+    // Acknowledged delivery: null without it.
+    const Outbox *outbox() const { return m_outbox.get(); }
 
     // Apply one control request, all or nothing (SamplerControl.cpp): a
     // period change re-aligns the next sample at once; an event change
@@ -103,6 +114,12 @@ public:
 
 private:
     void send_current();
+    void finish();  // after job_end: wait for the last acknowledgements, log the counts
+    // Acknowledged delivery: send what the outbox holds unsent; take in
+    // acknowledgements and reconnections, send again after a timeout.
+    void pump();
+    void handle_transport(int64_t now_mono_ns);
+    int64_t ack_timeout_base_ns() const { return static_cast<int64_t>(m_config.ack_timeout_s * 1e9); }
     void log_end() const;
     int poll_timeout_ms(bool legacy_pending) const;
     size_t perfhw_index() const;  // index of the "perfhw" backend, or npos
@@ -117,6 +134,9 @@ private:
     std::string m_buffer;
     SamplerStats m_stats;
     uint64_t m_unreported_drops = 0;
+    std::unique_ptr<Outbox> m_outbox;
+    int64_t m_ack_deadline_ns = 0;  // CLOCK_MONOTONIC: resend if no acknowledgement by then (0: none due)
+    int64_t m_ack_timeout_ns = 0;   // the current timeout, doubled after each fruitless resend
 
     std::unique_ptr<control::ControlServer> m_control;
     std::unique_ptr<control::LegacyControl> m_legacy;

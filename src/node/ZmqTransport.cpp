@@ -1,6 +1,7 @@
 #include "node/Transport.hpp"
 
 #include "auth/CurveKeys.hpp"
+#include "wire/ack.hpp"
 
 #include <spdlog/spdlog.h>
 #include <zmq.hpp>
@@ -16,7 +17,11 @@ constexpr int k_handshake_failures =
 
 class ZmqTransport : public Transport {
 public:
-    ZmqTransport() : m_ctx(1), m_socket(m_ctx, zmq::socket_type::push), m_monitor(m_ctx, zmq::socket_type::pair) {}
+    ZmqTransport()
+        : m_ctx(1), m_socket(m_ctx, zmq::socket_type::push), m_monitor(m_ctx, zmq::socket_type::pair),
+          m_acks(m_ctx, zmq::socket_type::sub)
+    {
+    }
 
     Result<void> connect(const ZmqOptions &o)
     {
@@ -41,14 +46,31 @@ public:
                 m_socket.set(zmq::sockopt::curve_serverkey, server);
                 m_socket.set(zmq::sockopt::curve_publickey, mine.public_key);
                 m_socket.set(zmq::sockopt::curve_secretkey, mine.secret_key);
-                mine.secret_key.assign(mine.secret_key.size(), '\0');
             }
             // Options first: the HWM applies to pipes created by connect().
             m_socket.set(zmq::sockopt::sndhwm, o.hwm);
             m_socket.set(zmq::sockopt::linger, o.linger_ms);
+            m_acked = !o.ack_uri.empty();
+            if (m_acked) {
+                // Nothing waits inside ZeroMQ while the collector is away:
+                // the sampler's outbox holds it, and resends it in order.
+                m_socket.set(zmq::sockopt::immediate, true);
+                if (curve) {
+                    m_acks.set(zmq::sockopt::curve_serverkey, server);
+                    m_acks.set(zmq::sockopt::curve_publickey, mine.public_key);
+                    m_acks.set(zmq::sockopt::curve_secretkey, mine.secret_key);
+                }
+                m_acks.set(zmq::sockopt::linger, 0);
+                m_acks.connect(o.ack_uri);
+            }
+            if (curve)
+                mine.secret_key.assign(mine.secret_key.size(), '\0');
             // Handshake failures say why nothing arrives: the collector
-            // refused the key, or the two sides disagree on CURVE.
-            if (zmq_socket_monitor(m_socket.handle(), k_monitor_endpoint, k_handshake_failures) == 0)
+            // refused the key, or the two sides disagree on CURVE. A
+            // handshake that succeeds is a (re)connection.
+            if (zmq_socket_monitor(m_socket.handle(), k_monitor_endpoint,
+                                   k_handshake_failures | ZMQ_EVENT_HANDSHAKE_SUCCEEDED | ZMQ_EVENT_DISCONNECTED |
+                                       ZMQ_EVENT_CONNECT_RETRIED) == 0)
                 m_monitor.connect(k_monitor_endpoint);
             m_curve = curve;
             m_uri = o.uri;
@@ -57,6 +79,49 @@ public:
             return Error(Errc::invalid, "ZeroMQ connect to '" + o.uri + "': " + e.what(), e.num());
         }
         return ok();
+    }
+
+    bool acknowledged() const noexcept override { return m_acked; }
+    bool may_answer() const noexcept override { return m_connected || !m_refused; }
+
+    void listen_for_acks(std::string_view sender) override
+    {
+        if (!m_acked)
+            return;
+        m_sender = sender;
+        m_acks.set(zmq::sockopt::subscribe, wire::ack_topic(sender));
+    }
+
+    int event_fd() const noexcept override
+    {
+        if (!m_acked)
+            return -1;
+        try {
+            return m_acks.get(zmq::sockopt::fd);
+        } catch (const zmq::error_t &) {
+            return -1;
+        }
+    }
+
+    TransportEvents events() noexcept override
+    {
+        TransportEvents out;
+        try {
+            check_handshakes();
+            out.reconnected = m_reconnected;
+            m_reconnected = false;
+            if (!m_acked)
+                return out;
+            zmq::message_t frame;
+            while (m_acks.recv(frame, zmq::recv_flags::dontwait)) {
+                auto seq =
+                    wire::decode_ack(std::string_view(static_cast<const char *>(frame.data()), frame.size()), m_sender);
+                if (seq && (!out.acked || *seq > *out.acked))
+                    out.acked = seq;
+            }
+        } catch (const zmq::error_t &) {
+        }
+        return out;
     }
 
     bool send(std::string_view bytes) noexcept override
@@ -81,6 +146,23 @@ private:
             uint16_t kind = 0;
             if (event.size() >= 2)
                 std::memcpy(&kind, event.data(), 2);
+            if (kind == ZMQ_EVENT_HANDSHAKE_SUCCEEDED) {
+                // The first connection loses nothing: until it was made,
+                // ZMQ_IMMEDIATE refused every send.
+                m_reconnected = m_reconnected || m_connections > 0;
+                ++m_connections;
+                m_connected = true;
+                m_refused = false;
+                continue;
+            }
+            if (kind == ZMQ_EVENT_DISCONNECTED) {
+                m_connected = false;
+                continue;
+            }
+            if (kind == ZMQ_EVENT_CONNECT_RETRIED) {  // refused or unreachable: ZeroMQ tries again later
+                m_refused = true;
+                continue;
+            }
             if (m_failed_handshakes++ > 0)
                 continue;
             if (kind == ZMQ_EVENT_HANDSHAKE_FAILED_AUTH)
@@ -97,8 +179,15 @@ private:
     zmq::context_t m_ctx;
     zmq::socket_t m_socket;
     zmq::socket_t m_monitor;
+    zmq::socket_t m_acks;  // SUB to the collector's ack endpoint (acknowledged delivery only)
     std::string m_uri;
+    std::string m_sender;
     bool m_curve = false;
+    bool m_acked = false;
+    bool m_reconnected = false;
+    uint64_t m_connections = 0;  // handshakes that succeeded
+    bool m_connected = false;
+    bool m_refused = false;  // connecting failed since the last connection
     uint64_t m_failed_handshakes = 0;
 };
 

@@ -84,8 +84,13 @@ static std::string backend_loc(size_t b) { return "backends[" + std::to_string(b
 
 Result<void> validate(const Message &msg)
 {
-    if (msg.version != k_protocol_version)
-        return Error::invalid("version must be " + std::to_string(k_protocol_version));
+    if (msg.version < k_min_protocol_version || msg.version > k_protocol_version)
+        return Error::invalid("version must be " + std::to_string(k_min_protocol_version) + " to " +
+                              std::to_string(k_protocol_version));
+    if (msg.version < k_acked_protocol_version && msg.base != 0)
+        return Error::invalid("base needs protocol version " + std::to_string(k_acked_protocol_version));
+    if (msg.base > msg.seq)
+        return Error::invalid("base must not exceed seq");
     if (!valid_identifier(msg.host))
         return Error::invalid("host must be 1 to 128 printable ASCII bytes without '/'");
     if (!valid_identifier(msg.job_id))
@@ -144,7 +149,7 @@ Result<void> validate(const Message &msg)
     return ok();
 }
 
-Result<void> encode(const Message &msg, std::string &out)
+Result<void> encode(const Message &msg, std::string &out, size_t *base_at)
 {
     if (auto v = validate(msg); !v)
         return v.error();
@@ -156,6 +161,8 @@ Result<void> encode(const Message &msg, std::string &out)
     fields += msg.dropped ? 1 : 0;
     fields += msg.period_s > 0 ? 1 : 0;
     fields += msg.ack ? 1 : 0;
+    const bool acked = wants_ack(msg);
+    fields += acked ? 1 : 0;
     fields += msg.meta.empty() ? 0 : 1;
     pk.pack_map(fields);
     pack::str(pk, "v");
@@ -183,6 +190,14 @@ Result<void> encode(const Message &msg, std::string &out)
     if (msg.ack) {
         pack::str(pk, "ack");
         pk.pack_uint64(msg.ack);
+    }
+    if (acked) {
+        pack::str(pk, "base");
+        out.push_back(static_cast<char>(0xcf));  // uint 64, whatever the value: patch_base rewrites it in place
+        if (base_at)
+            *base_at = out.size();
+        out.append(8, '\0');
+        patch_base(out, out.size() - 8, msg.base);
     }
     if (!msg.meta.empty()) {
         pack::str(pk, "meta");
@@ -221,6 +236,12 @@ Result<void> encode(const Message &msg, std::string &out)
         return Error::invalid("encoded message is " + std::to_string(out.size()) + " bytes, over the " +
                               std::to_string(k_max_message_bytes) + "-byte limit");
     return ok();
+}
+
+void patch_base(std::string &bytes, size_t base_at, uint64_t base)
+{
+    for (int i = 7; i >= 0; --i, base >>= 8)
+        bytes[base_at + static_cast<size_t>(i)] = static_cast<char>(base & 0xff);
 }
 
 }  // namespace colmet::wire

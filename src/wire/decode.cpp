@@ -328,13 +328,14 @@ void decode_backends(Cursor &c, Message &out)
 
 void decode_top(Cursor &c, Message &out)
 {
-    enum { k_v, k_kind, k_host, k_job, k_sender, k_seq, k_t, k_backends, k_dropped, k_period, k_ack, k_meta };
+    enum { k_v, k_kind, k_host, k_job, k_sender, k_seq, k_t, k_backends, k_dropped, k_period, k_ack, k_base, k_meta };
     const Loc top;
     const uint32_t entries = as_map(c.next(), top.at("message"), 16);
     Seen seen;
     out.dropped = 0;
     out.period_s = 0;
     out.ack = 0;
+    out.base = 0;
     out.meta.clear();
     for (uint32_t i = 0; i < entries; ++i) {
         auto key = as_str(c.next(), top.at("message key"), 32);
@@ -342,8 +343,9 @@ void decode_top(Cursor &c, Message &out)
         if (is(key, "v")) {
             bit = k_v;
             uint64_t v = as_uint(c.next(), top.at("v"));
-            if (v != k_protocol_version)
+            if (v < k_min_protocol_version || v > k_protocol_version)
                 fail(top.at("v"), "unsupported protocol version " + std::to_string(v) + " (this side speaks " +
+                                      std::to_string(k_min_protocol_version) + " to " +
                                       std::to_string(k_protocol_version) + ")");
             out.version = static_cast<uint32_t>(v);
         } else if (is(key, "kind")) {
@@ -396,6 +398,9 @@ void decode_top(Cursor &c, Message &out)
         } else if (is(key, "ack")) {
             bit = k_ack;
             out.ack = as_uint(c.next(), top.at("ack"));
+        } else if (is(key, "base")) {
+            bit = k_base;
+            out.base = as_uint(c.next(), top.at("base"));
         } else if (is(key, "meta")) {
             bit = k_meta;
             decode_meta(c, out);
@@ -412,6 +417,10 @@ void decode_top(Cursor &c, Message &out)
     for (unsigned bit = k_v; bit <= k_backends; ++bit)
         if (!seen.has(bit))
             fail(top.at("message"), std::string("missing required key \"") + required[bit] + "\"");
+    if (seen.has(k_base) && out.version < k_acked_protocol_version)
+        fail(top.at("base"), "needs protocol version " + std::to_string(k_acked_protocol_version));
+    if (out.base > out.seq)
+        fail(top.at("base"), "must not exceed seq (" + std::to_string(out.seq) + ")");
 }
 
 }  // namespace

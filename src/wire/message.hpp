@@ -1,4 +1,5 @@
-// The messages colmet-node sends to colmet-collector (protocol version 1).
+// The messages colmet-node sends to colmet-collector (protocol versions 1
+// and 2; 2 adds acknowledged delivery).
 // docs/protocol.md is the reference for the bytes on the wire.
 #pragma once
 
@@ -11,7 +12,10 @@
 
 namespace colmet::wire {
 
-inline constexpr uint32_t k_protocol_version = 1;
+// Versions a receiver speaks: 1, and 2 (acknowledged delivery: `ack`, `base`).
+inline constexpr uint32_t k_min_protocol_version = 1;
+inline constexpr uint32_t k_protocol_version = 2;
+inline constexpr uint32_t k_acked_protocol_version = 2;
 
 // Bounds the decoder enforces (and the encoder respects).
 inline constexpr size_t k_max_message_bytes = 1 << 20;  // one ZeroMQ frame
@@ -61,7 +65,7 @@ struct BackendBlock {
 };
 
 struct Message {
-    uint32_t version = k_protocol_version;
+    uint32_t version = k_min_protocol_version;  // k_acked_protocol_version when asking for acknowledgements
     MessageKind kind = MessageKind::sample;
     std::string host;
     std::string job_id;
@@ -70,11 +74,18 @@ struct Message {
     int64_t time_ns = 0;   // when the values were read (CLOCK_REALTIME)
     uint64_t dropped = 0;  // messages this sender could not queue since the previous one
     double period_s = 0;   // sampling period in force (0 = not stated)
-    uint64_t ack = 0;      // reserved for acknowledged delivery; 0 = no ack wanted
+    // Version 2: ack = 1 asks the collector to acknowledge this sender's
+    // messages; base = the lowest seq the sender still holds for resending
+    // (below it, what the receiver lacks will never come). Version 1: ack is
+    // reserved and ignored, base absent.
+    uint64_t ack = 0;
+    uint64_t base = 0;
     std::vector<std::pair<std::string, std::string>> meta;  // job_start: user, cgroup, ...
     std::vector<BackendBlock> backends;
 };
 
 inline bool is_missing(double v) { return std::isnan(v); }
+
+inline bool wants_ack(const Message &msg) { return msg.version >= k_acked_protocol_version && msg.ack != 0; }
 
 }  // namespace colmet::wire

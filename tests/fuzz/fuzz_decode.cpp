@@ -1,11 +1,13 @@
 // libFuzzer target for the wire decoder: any byte string must either decode
 // into a message that passes validate() and re-encodes, or be rejected with
-// an error. Crashes, leaks, sanitizer reports or timeouts are bugs.
+// an error (and, read as an acknowledgement frame, be either refused or
+// exactly the frame encode_ack makes). Crashes, leaks, sanitizer reports or timeouts are bugs.
 //
 // Each input is decoded twice: into a fresh Message, and into one Message
 // reused across inputs, as the collector does (the decoder then skips the
 // descriptors whose bytes it decoded into the same slot before). Both must
 // agree on every field, or the shortcut is wrong.
+#include "wire/ack.hpp"
 #include "wire/codec.hpp"
 
 #include <cstdint>
@@ -41,6 +43,13 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
     static colmet::wire::Message reused;
     const char *bytes_in = reinterpret_cast<const char *>(data);
+    // The same bytes as an acknowledgement frame (what a sampler reads), for
+    // the sender named by the bytes before the first NUL: one that decodes
+    // must be exactly what the collector would have sent.
+    const std::string_view as_ack(bytes_in, size);
+    const std::string_view sender = as_ack.substr(0, as_ack.find('\0'));
+    if (auto seq = colmet::wire::decode_ack(as_ack, sender); seq && colmet::wire::encode_ack(sender, *seq) != as_ack)
+        std::abort();
     colmet::wire::Message msg;
     auto r = colmet::wire::decode(bytes_in, size, msg);
     auto r2 = colmet::wire::decode(bytes_in, size, reused);

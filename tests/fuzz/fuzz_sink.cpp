@@ -138,6 +138,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     if (h.inputs++ >= h.reset_every)
         reset(h);
     collector::Collector &c = *h.collector;
+    std::vector<wire::Ack> acks;
     fuzz::for_each_record(data, size, [&](std::string_view frame, fuzz::After after) {
         if (!frame.empty()) {
             h.now_ns += k_frame_ns;
@@ -158,6 +159,13 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
             c.tick(h.now_ns);
             break;
         }
+        // Acknowledged senders: what the sink acknowledges, as serve()
+        // takes it after every wake-up.
+        acks.clear();
+        c.take_acks(acks);
+        for (const auto &ack : acks)
+            if (ack.sender.empty())
+                std::abort();
     });
     const auto &s = c.stats();
     if (s.accepted + s.rejected > s.received)

@@ -6,6 +6,7 @@
 #include "SinkInput.hpp"
 #include "wire/codec.hpp"
 
+#include <algorithm>
 #include <cmath>
 #include <cstdio>
 #include <fstream>
@@ -24,6 +25,8 @@ constexpr int64_t k_period_ns = 5'000'000'000;
 struct Sampler {
     std::string job, host, sender;
     uint64_t seq = 0;
+    bool acked = false;  // protocol version 2: asks for acknowledgements
+    uint64_t base = 0;
     bool memory_peak = true;  // false: peak unreadable (NaN and a status)
     bool extra_metric = false;
 
@@ -35,6 +38,11 @@ struct Sampler {
         m.host = host;
         m.sender = sender;
         m.seq = seq;
+        if (acked) {
+            m.version = wire::k_acked_protocol_version;
+            m.ack = 1;
+            m.base = std::min(base, seq);
+        }
         m.time_ns = k_t0 + static_cast<int64_t>(seq) * k_period_ns;
         m.dropped = dropped;
         m.period_s = 5;
@@ -199,6 +207,31 @@ Seed sampler_restart()
     return s;
 }
 
+// Acknowledged delivery: a gap that waits for the resend, the resend (with
+// duplicates), a base that gives messages up, a flush between.
+Seed acked_resend()
+{
+    Seed s;
+    auto a = sampler("4800", "node-7");
+    a.acked = true;
+    s.send(a.next(MessageKind::job_start));
+    s.send(a.next(MessageKind::sample), After::flush_all);
+    a.seq = 4;
+    s.send(a.next(MessageKind::sample), After::tick);  // 2 and 3 missing: waits
+    a.seq = 1;
+    for (int i = 0; i < 5; ++i)  // the resend from 1: 1 is a duplicate
+        s.send(a.next(MessageKind::sample));
+    s.control(After::flush_all);
+    a.seq = 9;
+    a.base = 8;  // 6 and 7 given up
+    s.send(a.next(MessageKind::sample));
+    a.seq = 8;
+    s.send(a.next(MessageKind::sample), After::tick);
+    s.send(a.next(MessageKind::sample));
+    s.send(a.next(MessageKind::job_end), After::tick);
+    return s;
+}
+
 }  // namespace
 
 int main(int argc, char **argv)
@@ -214,5 +247,6 @@ int main(int argc, char **argv)
     metrics_change().save(dir, "metrics_change");
     idle_and_reopen().save(dir, "idle_and_reopen");
     sampler_restart().save(dir, "sampler_restart");
+    acked_resend().save(dir, "acked_resend");
     return 0;
 }

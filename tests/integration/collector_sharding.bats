@@ -79,7 +79,8 @@ stop_nodes() {
     for h in h1 h2; do
       log="$BATS_TEST_TMPDIR/node-$job-$h.log"
       uri=$(sed -n "s/.*every 0.5 s to \(tcp:[^ ]*\) (the job's collector of those in --zeromq-uri).*/\1/p" "$log")
-      sent=$(sed -n "s/.*job $job ended: \([0-9]*\) messages sent, 0 dropped.*/\1/p" "$log")
+      # Every message acknowledged, none given up.
+      sent=$(sed -n "s/.*job $job ended: \([0-9]*\) messages sent, \1 acknowledged, .* 0 dropped (outbox full), 0 unacknowledged.*/\1/p" "$log")
       [ -n "$uri" ] && [ -n "$sent" ] || { cat "$log"; false; }
       if [ "$uri" = "$URI_A" ]; then name=A; else name=B; fi
       printf '%s\t%s\t%s\t%s\n' "$job" "$h" "$name" "$sent" >> "$expected"

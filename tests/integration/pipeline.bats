@@ -102,27 +102,54 @@ teardown() {
   [ "$(h5 "$file" "'summary' in f")" = "True" ]
 }
 
-@test "after a collector SIGKILL and a restart 10 s later, samples_lost is exactly what the file misses" {
-  # Rows reach the file every 5 s; the kill comes 2.5 s after the first
-  # flush, so about 12 messages the collector received die with it.
+# The file's figures for the host: rows of cgroup_cpu, distinct times among
+# them, samples_received, samples_lost and last_seq.
+file_figures() {
+  h5 "$1" "' '.join(map(str, [len(seg('$HOSTNAME_TAG', 'cgroup_cpu')[2]), len(set(seg('$HOSTNAME_TAG', 'cgroup_cpu')[2])), int(f['summary'].attrs['samples_received']), int(f['summary'].attrs['samples_lost']), int(f['hosts']['$HOSTNAME_TAG'].attrs['last_seq'])]))"
+}
+
+# kill_and_restart_collector ACK_URI: a job at a 0.2 s period; the collector
+# is SIGKILLed 2.5 s after its first flush (so that about 12 messages it had
+# received die with it) and restarted 10 s later.
+kill_and_restart_collector() {
   start_collector "$URI" "$OUT" --flush-interval 5
   make_job_cgroup "$REL"
   "$COLMET_BIN/colmet-node" --config /dev/null --job-id "$JOB" --cgroup "$REL" --zeromq-uri "$URI" \
-    --sample-period 0.2 --hostname "$HOSTNAME_TAG" -v 2>"$BATS_TEST_TMPDIR/node.log" &
+    --ack-uri "$1" --sample-period 0.2 --hostname "$HOSTNAME_TAG" -v 2>"$BATS_TEST_TMPDIR/node.log" &
   NODE_PID=$!
   sleep 7.5
   kill -KILL "$COLLECTOR_PID"; wait "$COLLECTOR_PID" 2>/dev/null || true
-  file="$OUT/$JOB.h5"
-  flushed=$(h5 "$file" "int(f['hosts']['$HOSTNAME_TAG'].attrs['last_seq'])")
-  sleep 10             # the sampler's ZeroMQ queue holds what it sends meanwhile
+  flushed=$(h5 "$OUT/$JOB.h5" "int(f['hosts']['$HOSTNAME_TAG'].attrs['last_seq'])")
+  sleep 10
   start_collector "$URI" "$OUT" --flush-interval 5
   sleep 2
   stop_pid "$NODE_PID" 5; NODE_PID=
   stop_pid "$COLLECTOR_PID" 10; COLLECTOR_PID=
   cat "$BATS_TEST_TMPDIR/node.log"
+}
+
+@test "with acknowledgements, a collector SIGKILLed and restarted 10 s later loses no sample" {
+  kill_and_restart_collector ""   # the default: acknowledgements on port + 1
+  read -r sent acked resent unacked <<<"$(sed -n 's/.* ended: \([0-9]*\) messages sent, \([0-9]*\) acknowledged, \([0-9]*\) resent, 0 dropped (outbox full), \([0-9]*\) unacknowledged.*/\1 \2 \3 \4/p' "$BATS_TEST_TMPDIR/node.log")"
+  [ -n "$sent" ]
+  read -r rows unique received lost last <<<"$(file_figures "$OUT/$JOB.h5")"
+  echo "sent $sent, acknowledged $acked, resent $resent; last seq flushed before the kill $flushed; rows $rows ($unique distinct times), received $received, lost $lost, last seq $last"
+  [ "$acked" -eq "$sent" ] && [ "$unacked" -eq 0 ]
+  [ "$resent" -gt 0 ]                  # what died with the collector came again
+  [ "$rows" -eq "$sent" ]              # every message stored ...
+  [ "$unique" -eq "$rows" ]            # ... once
+  [ "$received" -eq "$sent" ]
+  [ "$lost" -eq 0 ]                    # and, truthfully, nothing lost
+  [ "$last" -eq $((sent - 1)) ]        # seq counts from 0
+  # In order: the stored times only grow.
+  [ "$(h5 "$OUT/$JOB.h5" "bool(all(np.diff(seg('$HOSTNAME_TAG', 'cgroup_cpu')[2]) > 0))")" = "True" ]
+}
+
+@test "without acknowledgements, samples_lost after a collector SIGKILL is exactly what the file misses" {
+  kill_and_restart_collector none
   sent=$(sed -n 's/.* ended: \([0-9]*\) messages sent, 0 dropped.*/\1/p' "$BATS_TEST_TMPDIR/node.log")
   [ -n "$sent" ]
-  read -r rows unique received lost last <<<"$(h5 "$file" "' '.join(map(str, [len(seg('$HOSTNAME_TAG', 'cgroup_cpu')[2]), len(set(seg('$HOSTNAME_TAG', 'cgroup_cpu')[2])), int(f['summary'].attrs['samples_received']), int(f['summary'].attrs['samples_lost']), int(f['hosts']['$HOSTNAME_TAG'].attrs['last_seq'])]))")"
+  read -r rows unique received lost last <<<"$(file_figures "$OUT/$JOB.h5")"
   echo "sent $sent; last seq flushed before the kill $flushed; rows $rows ($unique distinct times), received $received, lost $lost, last seq $last"
   [ "$rows" -eq "$received" ]          # one cgroup_cpu row per message stored
   [ "$unique" -eq "$rows" ]            # no message stored twice
@@ -131,10 +158,28 @@ teardown() {
   [ $((received + lost)) -eq "$sent" ] # ... are counted, exactly
 }
 
-@test "a sampler whose collector is away never blocks, counts its drops and reports them later" {
+@test "with acknowledgements, a sampler started before its collector keeps every message for it" {
   make_job_cgroup "$REL"
   "$COLMET_BIN/colmet-node" --config /dev/null --job-id "$JOB" --cgroup "$REL" --zeromq-uri "$URI" \
     --sample-period 0.1 --zeromq-hwm 2 --hostname "$HOSTNAME_TAG" -v 2>"$BATS_TEST_TMPDIR/node.log" &
+  NODE_PID=$!
+  sleep 1.5            # ~15 samples in the outbox, whatever ZeroMQ's queue holds
+  start_collector "$URI" "$OUT"
+  sleep 1.5
+  stop_pid "$NODE_PID" 5; NODE_PID=
+  stop_pid "$COLLECTOR_PID" 10; COLLECTOR_PID=
+  cat "$BATS_TEST_TMPDIR/node.log"
+  read -r sent acked <<<"$(sed -n 's/.* ended: \([0-9]*\) messages sent, \([0-9]*\) acknowledged, .*/\1 \2/p' "$BATS_TEST_TMPDIR/node.log")"
+  read -r rows unique received lost last <<<"$(file_figures "$OUT/$JOB.h5")"
+  echo "sent $sent, acknowledged $acked; rows $rows, lost $lost"
+  [ "$sent" -ge 25 ] && [ "$acked" -eq "$sent" ]
+  [ "$rows" -eq "$sent" ] && [ "$unique" -eq "$rows" ] && [ "$lost" -eq 0 ]
+}
+
+@test "without acknowledgements, a sampler whose collector is away never blocks, counts its drops and reports them later" {
+  make_job_cgroup "$REL"
+  "$COLMET_BIN/colmet-node" --config /dev/null --job-id "$JOB" --cgroup "$REL" --zeromq-uri "$URI" \
+    --ack-uri none --sample-period 0.1 --zeromq-hwm 2 --hostname "$HOSTNAME_TAG" -v 2>"$BATS_TEST_TMPDIR/node.log" &
   NODE_PID=$!
   sleep 1.5            # ~15 samples, the queue holds 2: the rest are dropped
   start_collector "$URI" "$OUT"

@@ -93,6 +93,9 @@ std::string Hdf5Sink::stats_text() const
                        std::to_string(s.rows_dropped) + " rows dropped";
     if (s.duplicates_dropped > 0)
         text += ", " + std::to_string(s.duplicates_dropped) + " duplicates dropped";
+    if (s.acks > 0 || s.messages_deferred > 0)
+        text += ", " + std::to_string(s.acks) + " acknowledgements, " + std::to_string(s.messages_deferred) +
+                " messages deferred (to be resent)";
     if (s.files_foreign > 0)
         text += ", " + std::to_string(s.files_foreign) + " opens refused (another collector's file)";
     return text;
@@ -161,7 +164,12 @@ void Hdf5Sink::consume_message(const wire::Message &msg, const Delivery &deliver
         return;
     JobState &job = *found;
     job.last_activity_ns = now;
+    const bool acked = wire::wants_ack(msg);
     if (!job.file && !open_job(job, now)) {
+        if (acked) {
+            ++m_stats.messages_deferred;  // not acknowledged: it comes again
+            return;
+        }
         ++m_stats.messages_dropped;
         drop_rows(job, msg);
         sync_state_bytes(job);
@@ -169,17 +177,37 @@ void Hdf5Sink::consume_message(const wire::Message &msg, const Delivery &deliver
     }
     const size_t hosts_before = job.hosts.size();
     hdf5::HostAggregate &host = job.hosts[msg.host];
-    const hdf5::SequenceCheck seq = hdf5::check_sequence(host, msg, delivery.sender_new);
-    if (seq.duplicate) {
-        ++m_stats.duplicates_dropped;  // its row is stored already (a new host never has a duplicate)
-        return;
+    bool room = false;
+    if (acked) {
+        // Stored only in order, and only when there is room for it now.
+        const hdf5::OrderCheck order = hdf5::check_order(host, msg);
+        if (order.order == hdf5::Order::duplicate) {
+            ++m_stats.duplicates_dropped;
+            host.ack_due = true;  // its acknowledgement may have been lost
+            return;
+        }
+        room = order.order == hdf5::Order::store && make_room(hdf5::JobFile::append_bound(msg), &job, now) && job.file;
+        if (!room) {
+            ++m_stats.messages_deferred;
+            if (job.hosts.size() != hosts_before || order.given_up > 0)
+                sync_state_bytes(job);
+            return;
+        }
+        hdf5::observe_message(host, msg, delivery.lost);
+        host.ack_due = true;
+    } else {
+        const hdf5::SequenceCheck seq = hdf5::check_sequence(host, msg, delivery.sender_new);
+        if (seq.duplicate) {
+            ++m_stats.duplicates_dropped;  // its row is stored already (a new host never has a duplicate)
+            return;
+        }
+        hdf5::observe_message(host, msg, delivery.lost + seq.gap);
     }
-    hdf5::observe_message(host, msg, delivery.lost + seq.gap);
     if (job.hosts.size() != hosts_before || !msg.meta.empty()) {
         note_reader(job, msg);
         sync_state_bytes(job);
     }
-    if (make_room(hdf5::JobFile::append_bound(msg), &job, now) && job.file) {
+    if (room || (make_room(hdf5::JobFile::append_bound(msg), &job, now) && job.file)) {
         job.file->append(msg);
         sync_file_bytes(job);
     } else {
@@ -192,6 +220,26 @@ void Hdf5Sink::consume_message(const wire::Message &msg, const Delivery &deliver
     for (const auto &[a, b] : m_sharing.observe(msg.host, msg.job_id, msg.kind, msg.time_ns))
         record_overlap(a, msg.host, b);
     note_peak();
+}
+
+// Acknowledge, for each acknowledged host with something new, everything
+// up to its last seq: the caller knows the job's file holds it all (just
+// flushed, or nothing pending).
+void Hdf5Sink::emit_acks(JobState &job)
+{
+    for (auto &[name, host] : job.hosts)
+        if (host.ack_due && host.seq_known) {
+            host.ack_due = false;
+            m_acks.push_back({host.sender, host.last_seq});
+            ++m_stats.acks;
+        }
+}
+
+void Hdf5Sink::take_acks(std::vector<wire::Ack> &out)
+{
+    for (auto &ack : m_acks)
+        out.push_back(std::move(ack));
+    m_acks.clear();
 }
 
 // Recording an overlap never opens a file: an open job writes it at its
@@ -351,6 +399,14 @@ void Hdf5Sink::fail_file(JobState &job, int64_t now_ns)
     ++m_stats.files_abandoned;
     m_stats.rows_dropped += job.file->drop_pending(job.hosts);
     forget_file(job);
+    if (std::any_of(job.hosts.begin(), job.hosts.end(), [](const auto &h) { return h.second.acked; })) {
+        // The rows lost here were never acknowledged: their senders resend
+        // them. Forget what the hosts counted since the last good flush, and
+        // start again from what the file holds (read at the next open).
+        job.hosts.clear();
+        job.restored = false;
+        sync_state_bytes(job);
+    }
     // Not again at once: unless writing is paused for want of space (then
     // rows wait in memory), messages are dropped until the retry time.
     if (writable())
@@ -383,6 +439,8 @@ bool Hdf5Sink::flush_job(JobState &job, int64_t now_ns)
     auto r = job.file->flush(job.hosts, counters);
     add(m_stats, counters);
     job.last_flush_ns = now_ns;
+    if (r && m_options.fsync)
+        r = job.file->sync();
     if (!r) {
         report(job.job_id, r.error());
         fail_file(job, now_ns);
@@ -390,6 +448,7 @@ bool Hdf5Sink::flush_job(JobState &job, int64_t now_ns)
     }
     sync_file_bytes(job);
     sync_state_bytes(job);
+    emit_acks(job);
     return true;
 }
 
@@ -473,6 +532,8 @@ void Hdf5Sink::tick(int64_t now_mono_ns) noexcept
                 else if (job.file && now_mono_ns - job.last_flush_ns >= flush_ns && needs_flush(job))
                     flush_job(job, now_mono_ns);
             }
+            if (!needs_flush(job))
+                emit_acks(job);  // duplicates of what the file holds
             if (idle && !job.file) {
                 // The file holds all we know (a pending overlap is lost); a
                 // later message restores the rest.

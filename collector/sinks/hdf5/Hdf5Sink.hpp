@@ -42,6 +42,7 @@
 #include <optional>
 #include <string>
 #include <unordered_map>
+#include <vector>
 
 namespace colmet::collector {
 
@@ -68,6 +69,10 @@ struct Hdf5Options {
     // attribute "collector"); a file that names another collector is left
     // alone and its messages dropped (files_foreign). Empty: no check.
     std::string writer;
+    // fsync() a job's file after each flush, before its rows are
+    // acknowledged: they then survive a crash of the collector's machine,
+    // not only of the collector (H5Fflush alone leaves them to the kernel).
+    bool fsync = false;
     // How free space under dir is measured (tests); empty: statvfs.
     std::function<std::optional<uint64_t>(const std::filesystem::path &)> free_bytes_probe;
 };
@@ -82,9 +87,13 @@ struct Hdf5SinkStats {
     uint64_t rows_dropped = 0;   // rows lost: failed writes, a file that could not be opened, the budget while paused
     uint64_t messages_dropped = 0;    // messages not stored because their file could not be opened
     uint64_t duplicates_dropped = 0;  // messages whose seq the job's file already holds (resent, replayed)
-    uint64_t files_quarantined = 0;   // unreadable files renamed to <name>.h5.corrupt-<ns>
-    uint64_t files_foreign = 0;       // opens refused: the file is another collector's (Hdf5Options::writer)
-    uint64_t files_abandoned = 0;     // files closed without further writes after an HDF5 error
+    // Messages of acknowledged senders not stored now (out of order after a
+    // loss, no room, no file): never acknowledged, so their senders resend.
+    uint64_t messages_deferred = 0;
+    uint64_t acks = 0;               // acknowledgements handed out
+    uint64_t files_quarantined = 0;  // unreadable files renamed to <name>.h5.corrupt-<ns>
+    uint64_t files_foreign = 0;      // opens refused: the file is another collector's (Hdf5Options::writer)
+    uint64_t files_abandoned = 0;    // files closed without further writes after an HDF5 error
     uint64_t summaries_written = 0;
     uint64_t summaries_incomplete = 0;   // written after idle_close_s of silence, some host's job_end missing
     uint64_t files_shared = 0;           // files the job's user was given read access to (ACL)
@@ -111,6 +120,8 @@ public:
 
     Hdf5SinkStats stats() const;
     std::string stats_text() const override;
+    bool acknowledges() const override { return true; }
+    void take_acks(std::vector<wire::Ack> &out) override;
     size_t open_files() const { return m_open_files; }  // HDF5 files open now
     size_t open_jobs() const;                           // jobs whose rows and structure are in memory
     const std::filesystem::path &dir() const { return m_options.dir; }
@@ -139,6 +150,7 @@ private:
     bool close_job(hdf5::JobState &job, int64_t now_ns);
     void forget_file(hdf5::JobState &job);
     void drop_rows(hdf5::JobState &job, const wire::Message &msg);
+    void emit_acks(hdf5::JobState &job);
     void record_overlap(const std::string &job_id, const std::string &host, const std::string &other);
     bool writable();
     void report(const std::string &job_id, const Error &error);
@@ -163,6 +175,7 @@ private:
     bool m_making_room = false;
     hdf5::NodeSharing m_sharing;  // which jobs shared each host, for overlapping_jobs
     Hdf5SinkStats m_stats;
+    std::vector<wire::Ack> m_acks;  // due, for take_acks()
     log::RateLimiter m_log_limit{10, std::chrono::seconds(60)};
 };
 

@@ -143,6 +143,29 @@ SequenceCheck check_sequence(const HostAggregate &host, const wire::Message &msg
     return {.gap = sender_new ? msg.seq - host.last_seq - 1 : 0};
 }
 
+OrderCheck check_order(HostAggregate &host, const wire::Message &msg)
+{
+    const bool same = host.seq_known && host.sender == msg.sender;
+    uint64_t expected = same ? host.last_seq + 1 : 0;
+    OrderCheck out;
+    host.acked = true;
+    if (msg.seq < expected) {
+        out.order = Order::duplicate;
+        return out;
+    }
+    if (msg.base > expected) {
+        out.given_up = msg.base - expected;
+        host.samples_lost += out.given_up;
+        host.last_seq = msg.base - 1;
+        host.seq_known = true;
+        host.sender = msg.sender;
+        host.dirty = true;
+        expected = msg.base;
+    }
+    out.order = msg.seq == expected ? Order::store : Order::wait;
+    return out;
+}
+
 void observe_message(HostAggregate &host, const wire::Message &msg, uint64_t lost)
 {
     const int64_t t = msg.time_ns;

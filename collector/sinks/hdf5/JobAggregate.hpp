@@ -67,6 +67,10 @@ struct HostAggregate {
     // Metadata not yet written to the file.
     std::vector<std::pair<std::string, std::string>> pending_meta;
     bool dirty = false;  // host attributes must be rewritten at the next flush
+    // Acknowledged delivery (not stored): the sender asks for
+    // acknowledgements, and one is due once what it sent is in the file.
+    bool acked = false;
+    bool ack_due = false;
 };
 
 using HostMap = std::map<std::string, HostAggregate>;  // by original host name
@@ -82,6 +86,20 @@ struct SequenceCheck {
     uint64_t gap = 0;
 };
 SequenceCheck check_sequence(const HostAggregate &host, const wire::Message &msg, bool sender_new);
+
+// Acknowledged delivery: a sender that asks for acknowledgements resends
+// what it has not seen acknowledged, in order, so its messages are stored
+// in seq order and each once. The next one expected is last_seq + 1 (0 when
+// nothing of the sender is stored). A message below that is a duplicate; a
+// `base` above it means the sender gave up the messages in between: they are
+// counted lost (given_up) and the host moves past them; a message beyond the
+// one expected waits for the resend of those before it.
+enum class Order { store, duplicate, wait };
+struct OrderCheck {
+    Order order = Order::store;
+    uint64_t given_up = 0;
+};
+OrderCheck check_order(HostAggregate &host, const wire::Message &msg);
 
 // Update a host with one message (lost = messages of the sender known lost).
 void observe_message(HostAggregate &host, const wire::Message &msg, uint64_t lost);

@@ -256,6 +256,16 @@ Result<void> JobFile::detach()
     return ok();
 }
 
+Result<void> JobFile::sync()
+{
+    void *handle = nullptr;
+    if (!attached() || H5Fget_vfd_handle(m_file.get(), H5P_DEFAULT, &handle) < 0 || !handle)
+        return h5_error("file descriptor of " + m_path.string());
+    if (::fsync(*static_cast<int *>(handle)) != 0)
+        return Error::system("fsync", m_path.string(), errno);
+    return ok();
+}
+
 void JobFile::abandon()
 {
     close_groups();

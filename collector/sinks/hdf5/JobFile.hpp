@@ -72,6 +72,8 @@ public:
     // Close the file, keeping everything in memory. The file is flushed
     // first; when that fails the file is abandoned and the error returned.
     Result<void> detach();
+    // fsync() the open file: what H5Fflush handed the kernel reaches the disk.
+    Result<void> sync();
     // Close the file after an error without writing anything more to it.
     // Buffered rows stay (drop_pending() drops them).
     void abandon();

@@ -63,7 +63,7 @@ const std::vector<SeriesName> &TsdbSink::names_of(const wire::BackendBlock &bloc
 
 void TsdbSink::consume(const wire::Message &msg, const Delivery &delivery) noexcept
 {
-    if (m_closed)
+    if (m_closed || delivery.resent)  // a resend: its points went out when it first came
         return;
     try {
         m_now_ns = delivery.received_mono_ns;

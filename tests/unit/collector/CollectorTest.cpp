@@ -5,6 +5,7 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <limits>
 #include <memory>
 #include <vector>
@@ -142,7 +143,7 @@ TEST(Collector, refused_messages_are_counted_by_reason_and_never_reach_sinks)
     Collector c(std::move(sinks));
     auto send = [&](const std::string &bytes) { c.handle_frame(bytes.data(), bytes.size(), false, 1); };
     send(encoded(0, 0, "s1", wire::MessageKind::job_start));
-    send(encoded(0, 0, "s1", wire::MessageKind::job_start));  // a replayed job_start
+    send(encoded(3, 0, "s1", wire::MessageKind::job_start));  // a second job_start (a resend would have seq 0)
     send(encoded(5'000'000));                                 // a seq no sampler reaches
     wire::Message old;
     old.host = "h";
@@ -230,4 +231,79 @@ TEST(StdoutSink, prints_one_readable_block_per_message)
                     "  cgroup_memory: memory.peak: not provided by this kernel\n"
                     "  cgroup_memory.current = 1048576 B (gauge)\n"
                     "  cgroup_memory.peak = - B (gauge)\n");
+}
+
+namespace {
+
+std::string acked(uint64_t seq, uint64_t base = 0, const std::string &sender = "s1")
+{
+    wire::Message m;
+    m.version = wire::k_acked_protocol_version;
+    m.ack = 1;
+    m.base = base;
+    m.host = "h";
+    m.job_id = "1";
+    m.sender = sender;
+    m.seq = seq;
+    m.time_ns = realtime_ns();
+    std::string bytes;
+    EXPECT_TRUE(wire::encode(m, bytes));
+    return bytes;
+}
+
+class AcknowledgingSink : public RecordingSink {
+public:
+    using RecordingSink::RecordingSink;
+    bool acknowledges() const override { return true; }
+    void take_acks(std::vector<wire::Ack> &out) override { out.push_back({"from-sink", 99}); }
+};
+
+}  // namespace
+
+// An acknowledged sender's gaps are not losses (it resends them), a resend
+// is flagged, and without a sink that stores durably the core acknowledges
+// the highest seq it received of each sender.
+TEST(Collector, acknowledged_senders_resend_instead_of_losing)
+{
+    std::vector<Recorded> a;
+    std::vector<std::unique_ptr<Sink>> sinks;
+    sinks.push_back(std::make_unique<RecordingSink>(a));
+    Collector c(std::move(sinks));
+    auto send = [&](const std::string &bytes) { c.handle_frame(bytes.data(), bytes.size(), false, 1); };
+    send(acked(0));
+    send(acked(3));  // 1 and 2 will come again
+    send(acked(1));  // the resend
+    send(acked(0, 0, "s2"));
+    ASSERT_EQ(a.size(), 4u);
+    EXPECT_EQ(a[1].delivery.lost, 0u);
+    EXPECT_FALSE(a[1].delivery.resent);
+    EXPECT_TRUE(a[2].delivery.resent);
+    EXPECT_EQ(c.stats().lost, 0u);
+    std::vector<wire::Ack> acks;
+    c.take_acks(acks);
+    std::sort(acks.begin(), acks.end(), [](const auto &x, const auto &y) { return x.sender < y.sender; });
+    ASSERT_EQ(acks.size(), 2u);
+    EXPECT_EQ(acks[0].sender, "s1");
+    EXPECT_EQ(acks[0].seq, 3u);
+    EXPECT_EQ(acks[1].sender, "s2");
+    EXPECT_EQ(acks[1].seq, 0u);
+    acks.clear();
+    c.take_acks(acks);
+    EXPECT_TRUE(acks.empty());
+    // A version-1 sender is never acknowledged, and its gap is a loss.
+    send(encoded(0, 0, "v1"));
+    send(encoded(2, 0, "v1"));
+    c.take_acks(acks);
+    EXPECT_TRUE(acks.empty());
+    EXPECT_EQ(c.stats().lost, 1u);
+
+    // A sink that stores durably answers instead of the core.
+    std::vector<Recorded> b;
+    std::vector<std::unique_ptr<Sink>> durable;
+    durable.push_back(std::make_unique<AcknowledgingSink>(b));
+    Collector d(std::move(durable));
+    d.handle_frame(acked(0).data(), acked(0).size(), false, 1);
+    d.take_acks(acks);
+    ASSERT_EQ(acks.size(), 1u);
+    EXPECT_EQ(acks[0].sender, "from-sink");
 }

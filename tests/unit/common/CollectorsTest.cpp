@@ -97,5 +97,22 @@ TEST(CollectorsTest, adding_a_collector_moves_only_the_jobs_it_takes)
     EXPECT_NEAR(moved, 500, 100);
 }
 
+TEST(CollectorsTest, the_ack_endpoint_follows_from_the_data_endpoint)
+{
+    EXPECT_EQ(*ack_endpoint_of("tcp://coll-a:5556"), "tcp://coll-a:5557");
+    EXPECT_EQ(*ack_endpoint_of("tcp://[::1]:6000"), "tcp://[::1]:6001");
+    EXPECT_EQ(*ack_endpoint_of("tcp://0.0.0.0:65534"), "tcp://0.0.0.0:65535");
+    EXPECT_EQ(*ack_endpoint_of("ipc:///run/colmet/c.sock"), "ipc:///run/colmet/c.sock.ack");
+    EXPECT_EQ(*ack_endpoint_of("inproc://c"), "inproc://c.ack");
+    for (const char *bad : {"tcp://h:65535", "tcp://h:*", "tcp://h:http", "tcp://h", "tcp://h:", "tcp://h:123456",
+                            "pgm://eth0;239.1.1.1:5555", "nonsense", "tcp://h:0"}) {
+        auto r = ack_endpoint_of(bad);
+        ASSERT_FALSE(r) << bad;
+        if (std::string_view(bad).find("://") != std::string_view::npos) {
+            EXPECT_NE(r.error().message().find("set it explicitly"), std::string::npos) << r.error().message();
+        }
+    }
+}
+
 }  // namespace
 }  // namespace colmet

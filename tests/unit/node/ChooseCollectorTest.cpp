@@ -70,5 +70,33 @@ TEST(ChooseCollectorTest, refuses_bad_lists)
     EXPECT_NE(c.error().message().find("--zeromq-uri"), std::string::npos) << c.error().message();
 }
 
+TEST(ChooseCollectorTest, the_ack_endpoint_is_the_chosen_collectors)
+{
+    ZmqOptions o;
+    o.uri = "tcp://a:5556,tcp://b:6000";
+    for (std::string id : {"1", "2", "3", "4", "5", "6"}) {
+        auto c = choose_collector(o, id);
+        ASSERT_TRUE(c.ok()) << c.error().message();
+        EXPECT_EQ(c->ack_uri, c->uri == "tcp://a:5556" ? "tcp://a:5557" : "tcp://b:6001");  // derived
+        o.ack_uri = "tcp://a:7000, tcp://b:7000";
+        auto listed = choose_collector(o, id);
+        ASSERT_TRUE(listed.ok()) << listed.error().message();
+        EXPECT_EQ(listed->ack_uri, listed->uri == "tcp://a:5556" ? "tcp://a:7000" : "tcp://b:7000");
+        o.ack_uri = "none";
+        EXPECT_EQ(choose_collector(o, id)->ack_uri, "");
+        o.ack_uri.clear();
+    }
+    o.ack_uri = "tcp://a:7000";
+    auto wrong = choose_collector(o, "1");
+    ASSERT_FALSE(wrong.ok());
+    EXPECT_NE(wrong.error().message().find("--ack-uri lists 1 endpoints for 2 collectors"), std::string::npos)
+        << wrong.error().message();
+    o.uri = "tcp://a:65535";
+    o.ack_uri.clear();
+    auto underivable = choose_collector(o, "1");
+    ASSERT_FALSE(underivable.ok());
+    EXPECT_NE(underivable.error().message().find("--ack-uri"), std::string::npos) << underivable.error().message();
+}
+
 }  // namespace
 }  // namespace colmet::node

@@ -1,5 +1,7 @@
 #include "wire/codec.hpp"
 
+#include "wire/ack.hpp"
+
 #include <gtest/gtest.h>
 
 #include <cmath>
@@ -149,7 +151,7 @@ TEST(WireCodec, decoder_reuses_storage_and_resets_optional_fields)
 
 TEST(WireCodec, encoder_refuses_messages_outside_the_schema)
 {
-    auto expect_invalid = [](Message m, const std::string &needle) {
+    auto expect_invalid = [](const Message &m, const std::string &needle) {
         std::string bytes;
         auto r = encode(m, bytes);
         ASSERT_FALSE(r);
@@ -197,4 +199,58 @@ TEST(WireCodec, a_message_at_the_bounds_encodes_and_decodes)
     auto r = decode(bytes.data(), bytes.size(), out);
     ASSERT_TRUE(r) << r.error().message();
     EXPECT_EQ(out.backends.size(), k_max_backends);
+}
+
+TEST(WireCodec, an_acknowledged_message_carries_base_that_a_resend_can_update_in_place)
+{
+    Message in = sample_message();  // seq 7
+    in.version = k_acked_protocol_version;
+    in.ack = 1;
+    in.base = 2;
+    std::string bytes;
+    size_t base_at = 0;
+    ASSERT_TRUE(encode(in, bytes, &base_at));
+    ASSERT_GT(base_at, 0u);
+    Message out;
+    ASSERT_TRUE(decode(bytes.data(), bytes.size(), out));
+    EXPECT_TRUE(wants_ack(out));
+    EXPECT_EQ(out.base, 2u);
+    const size_t size = bytes.size();
+    patch_base(bytes, base_at, 5);
+    EXPECT_EQ(bytes.size(), size);  // fixed width: the frame keeps its length
+    ASSERT_TRUE(decode(bytes.data(), bytes.size(), out));
+    EXPECT_EQ(out.base, 5u);
+    EXPECT_EQ(out.seq, 7u);
+
+    // Version 1: ack is reserved and means nothing; base cannot be sent.
+    in.version = 1;
+    EXPECT_FALSE(encode(in, bytes));
+    in.base = 0;
+    ASSERT_TRUE(encode(in, bytes));
+    ASSERT_TRUE(decode(bytes.data(), bytes.size(), out));
+    EXPECT_FALSE(wants_ack(out));
+    in.version = 2;
+    in.base = 8;
+    EXPECT_FALSE(encode(in, bytes));  // base beyond seq
+    in.version = 3;
+    in.base = 0;
+    EXPECT_FALSE(encode(in, bytes));
+}
+
+TEST(WireAck, frames_name_their_sender_exactly)
+{
+    const std::string frame = encode_ack("n1/42/7", 0x0102030405060708ULL);
+    EXPECT_EQ(frame, std::string("n1/42/7\0\x02\x01\x02\x03\x04\x05\x06\x07\x08", 17));
+    EXPECT_EQ(frame.substr(0, ack_topic("n1/42/7").size()), ack_topic("n1/42/7"));
+    EXPECT_EQ(decode_ack(frame, "n1/42/7"), 0x0102030405060708ULL);
+    // Another sender whose id is a prefix or an extension of this one's.
+    EXPECT_EQ(decode_ack(frame, "n1/42/"), std::nullopt);
+    EXPECT_EQ(decode_ack(encode_ack("n1/42/70", 1), "n1/42/7"), std::nullopt);
+    // Truncated, too long, another version.
+    EXPECT_EQ(decode_ack(frame.substr(0, frame.size() - 1), "n1/42/7"), std::nullopt);
+    EXPECT_EQ(decode_ack(frame + "x", "n1/42/7"), std::nullopt);
+    std::string v3 = frame;
+    v3[8] = 3;
+    EXPECT_EQ(decode_ack(v3, "n1/42/7"), std::nullopt);
+    EXPECT_EQ(decode_ack("", "n1/42/7"), std::nullopt);
 }

@@ -121,7 +121,8 @@ TEST(WireDecode, rejects_wrong_types_and_values_of_top_level_fields)
     auto with = [](const std::string &key, const std::string &value) {
         return mp::map(mp::replace(mp::valid_message_entries(), key, value));
     };
-    EXPECT_REJECTED(with("v", mp::uint(2)), "unsupported protocol version 2");
+    EXPECT_REJECTED(with("v", mp::uint(3)), "unsupported protocol version 3 (this side speaks 1 to 2)");
+    EXPECT_REJECTED(with("v", mp::uint(0)), "unsupported protocol version 0");
     EXPECT_REJECTED(with("v", mp::str("1")), "v: expected an unsigned integer, got string");
     EXPECT_REJECTED(with("kind", mp::str("hello")), "kind: must be \"sample\"");
     EXPECT_REJECTED(with("kind", mp::uint(0)), "kind: expected a string");
@@ -291,4 +292,25 @@ TEST(WireDecode, signed_encodings_of_non_negative_integers_read_as_unsigned)
     auto r = decode(bytes.data(), bytes.size(), out);
     ASSERT_TRUE(r) << r.error().message();
     EXPECT_EQ(out.seq, 5u);
+}
+
+TEST(WireDecode, base_needs_version_2_and_may_not_pass_seq)
+{
+    auto entries = mp::valid_message_entries();  // seq 7
+    auto v2 = mp::replace(entries, "v", mp::uint(2));
+    auto plus = [](mp::Entries e, const std::string &key, const std::string &value) {
+        e.emplace_back(key, value);
+        return mp::map(e);
+    };
+    EXPECT_REJECTED(plus(entries, "base", mp::uint(3)), "base: needs protocol version 2");
+    EXPECT_REJECTED(plus(v2, "base", mp::uint(8)), "base: must not exceed seq (7)");
+    EXPECT_REJECTED(plus(v2, "base", mp::str("3")), "base: expected an unsigned integer");
+    auto twice = v2;
+    twice.emplace_back("base", mp::uint(1));
+    EXPECT_REJECTED(plus(twice, "base", mp::uint(1)), "key \"base\" appears twice");
+    Message out;
+    const std::string ok = plus(mp::replace(v2, "ack", mp::uint(1)), "base", mp::uint(7));
+    ASSERT_TRUE(decode(ok.data(), ok.size(), out));
+    EXPECT_EQ(out.base, 7u);
+    EXPECT_EQ(out.version, 2u);
 }

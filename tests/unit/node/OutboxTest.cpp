@@ -1,0 +1,123 @@
+// The sampler's outbox (acknowledged delivery): sending in order, resending
+// from the oldest unacknowledged message, acknowledgements, the byte bound
+// and what `base` says to the collector.
+#include "node/delivery/Outbox.hpp"
+
+#include "wire/codec.hpp"
+
+#include <gtest/gtest.h>
+
+using namespace colmet;
+using namespace colmet::node;
+
+namespace {
+
+// An encoded version-2 message with the given seq, as the sampler makes it.
+OutboxEntry entry(uint64_t seq, size_t pad = 0)
+{
+    wire::Message m;
+    m.version = wire::k_acked_protocol_version;
+    m.ack = 1;
+    m.host = "h";
+    m.job_id = "1";
+    m.sender = "h/1/1";
+    m.seq = seq;
+    m.time_ns = 1;
+    if (pad > 0)
+        m.meta = {{"pad", std::string(pad, 'x')}};
+    OutboxEntry e{seq, {}, 0};
+    EXPECT_TRUE(wire::encode(m, e.bytes, &e.base_at));
+    return e;
+}
+
+// Send everything unsent; returns the seqs sent with the base each carried.
+std::vector<std::pair<uint64_t, uint64_t>> send_all(Outbox &box)
+{
+    std::vector<std::pair<uint64_t, uint64_t>> out;
+    while (OutboxEntry *e = box.next()) {
+        wire::Message m;
+        EXPECT_TRUE(wire::decode(e->bytes.data(), e->bytes.size(), m));
+        out.emplace_back(m.seq, m.base);
+        box.sent();
+    }
+    return out;
+}
+
+using Sent = std::vector<std::pair<uint64_t, uint64_t>>;
+
+TEST(OutboxTest, sends_in_order_and_again_from_the_oldest_unacknowledged)
+{
+    Outbox box(1 << 20);
+    EXPECT_EQ(box.base(), 0u);
+    for (uint64_t seq = 0; seq < 3; ++seq)
+        box.push(entry(seq));
+    EXPECT_EQ(send_all(box), (Sent{{0, 0}, {1, 0}, {2, 0}}));
+    EXPECT_TRUE(box.all_sent());
+    EXPECT_TRUE(box.acknowledge(1));
+    EXPECT_FALSE(box.acknowledge(1)) << "nothing new";
+    EXPECT_FALSE(box.acknowledge(0)) << "stale";
+    EXPECT_EQ(box.base(), 2u);
+    box.push(entry(3));
+    EXPECT_EQ(send_all(box), (Sent{{3, 2}}));
+    ASSERT_TRUE(box.rewind());  // a reconnection: what was in flight may be lost
+    // Resent bytes carry the base of now, not of when they were made.
+    EXPECT_EQ(send_all(box), (Sent{{2, 2}, {3, 2}}));
+    EXPECT_EQ(box.stats().resent, 2u);
+    EXPECT_EQ(box.stats().sent, 6u);
+    EXPECT_EQ(box.stats().rewinds, 1u);
+    EXPECT_TRUE(box.acknowledge(3));
+    EXPECT_TRUE(box.empty());
+    EXPECT_EQ(box.base(), 4u) << "the next seq when nothing is held";
+    EXPECT_EQ(box.bytes(), 0u);
+    EXPECT_FALSE(box.rewind());
+    EXPECT_EQ(box.stats().acknowledged, 4u);
+}
+
+TEST(OutboxTest, an_acknowledgement_during_sending_keeps_the_cursor_on_the_next_unsent)
+{
+    Outbox box(1 << 20);
+    for (uint64_t seq = 0; seq < 5; ++seq)
+        box.push(entry(seq));
+    ASSERT_NE(box.next(), nullptr);
+    box.sent();
+    box.next();
+    box.sent();  // 0 and 1 sent
+    EXPECT_TRUE(box.acknowledge(0));
+    EXPECT_EQ(send_all(box), (Sent{{2, 1}, {3, 1}, {4, 1}}));
+}
+
+TEST(OutboxTest, the_bound_pushes_the_oldest_out_and_moves_base_past_them)
+{
+    const size_t one = entry(0, 1000).bytes.size();
+    std::vector<uint64_t> overflowed;
+    Outbox box(3 * one + one / 2, [&](OutboxEntry &&e) { overflowed.push_back(e.seq); });
+    for (uint64_t seq = 0; seq < 6; ++seq)
+        box.push(entry(seq, 1000));
+    EXPECT_EQ(overflowed, (std::vector<uint64_t>{0, 1, 2}));
+    EXPECT_EQ(box.size(), 3u);
+    EXPECT_EQ(box.stats().overflowed, 3u);
+    EXPECT_LE(box.bytes(), 3 * one + one / 2);
+    EXPECT_EQ(box.base(), 3u);
+    EXPECT_EQ(send_all(box), (Sent{{3, 3}, {4, 3}, {5, 3}}));
+    // A message larger than the bound still goes (alone).
+    Outbox tiny(10);
+    tiny.push(entry(0, 100));
+    tiny.push(entry(1, 100));
+    EXPECT_EQ(tiny.size(), 1u);
+    EXPECT_EQ(tiny.base(), 1u);
+}
+
+TEST(OutboxTest, take_all_hands_over_what_is_held)
+{
+    Outbox box(1 << 20);
+    for (uint64_t seq = 0; seq < 4; ++seq)
+        box.push(entry(seq));
+    box.acknowledge(1);
+    auto held = box.take_all();
+    ASSERT_EQ(held.size(), 2u);
+    EXPECT_EQ(held.front().seq, 2u);
+    EXPECT_TRUE(box.empty());
+    EXPECT_EQ(box.next(), nullptr);
+}
+
+}  // namespace
