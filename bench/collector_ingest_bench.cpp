@@ -11,6 +11,10 @@
 // With the fourth argument 1 the connection is CURVE, as between a node and
 // a collector with keys: encrypted, authenticated by the collector's ZAP
 // handler, and every message's host checked against the sender's key.
+// With the sixth argument 1 the messages ask for acknowledgements (protocol
+// version 2): the collector takes the acknowledgements its sink hands out
+// and publishes them on a PUB socket, as serve() does after every batch it
+// drains, to a SUB socket in the sender process.
 #include "BenchMessages.hpp"
 #include "auth/CurveKeys.hpp"
 #include "collector/Collector.hpp"
@@ -18,6 +22,7 @@
 #include "collector/sinks/hdf5/Hdf5Sink.hpp"
 #include "collector/sinks/tsdb/TsdbSink.hpp"
 #include "common/clock.hpp"
+#include "wire/ack.hpp"
 #include "wire/codec.hpp"
 
 #include <benchmark/benchmark.h>
@@ -151,7 +156,8 @@ static void BM_collector_ingest(benchmark::State &state)
     // time (fresh memory, first chunks), which a collector does once.
     const int warmup_per_job = static_cast<int>(state.range(2));
     const bool curve = state.range(3) != 0;
-    const bool tsdb = state.range(4) != 0;  // the time-series sink too, posting to a store that discards
+    const bool tsdb = state.range(4) != 0;   // the time-series sink too, posting to a store that discards
+    const bool acked = state.range(5) != 0;  // acknowledged delivery
     int store_port = 0;
     const pid_t store = tsdb ? start_discard_store(&store_port) : 0;
     if (store < 0) {
@@ -181,6 +187,10 @@ static void BM_collector_ingest(benchmark::State &state)
         auto m = bench::realistic_message("job-" + std::to_string(j), 0);
         m.host = "node-" + std::to_string(j) + ".cluster.example.org";
         m.sender = m.host + "/31337/1764670000000000000";
+        if (acked) {
+            m.version = wire::k_acked_protocol_version;
+            m.ack = 1;
+        }
         templates.push_back(std::move(m));
     }
     const size_t total_frames = static_cast<size_t>(jobs) * static_cast<size_t>(samples_per_job + 2);
@@ -192,6 +202,7 @@ static void BM_collector_ingest(benchmark::State &state)
         const uint64_t seq = i / n_jobs;
         wire::Message &m = templates[job];
         bench::set_sample(m, seq);
+        m.base = acked ? seq : 0;  // nothing held for resending: every earlier one was acknowledged
         m.kind = seq == 0 ? wire::MessageKind::job_start
                           : (seq == static_cast<uint64_t>(samples_per_job) + 1 ? wire::MessageKind::job_end
                                                                                : wire::MessageKind::sample);
@@ -209,7 +220,7 @@ static void BM_collector_ingest(benchmark::State &state)
     uint64_t sink_peak_bytes = 0;
     double cpu_start = 0, wall_start = 0, cpu_warmup = 0, wall_warmup = 0, cpu_steady = 0, cpu_flush = 0,
            wall_steady = 0, cpu_end = 0, wall_end = 0, process_steady = 0;
-    uint64_t steady_messages = 0, warmup_messages = 0;
+    uint64_t steady_messages = 0, warmup_messages = 0, acks_total = 0;
     // COLMET_BENCH_PHASES=1 prints when the steady phase ran, for
     // `perf record -k CLOCK_MONOTONIC` + `perf report --time <from>,<to>`.
     const bool print_phases = std::getenv("COLMET_BENCH_PHASES") != nullptr;
@@ -285,14 +296,24 @@ static void BM_collector_ingest(benchmark::State &state)
             }
             push.bind("tcp://127.0.0.1:*");
             std::string bound = push.get(zmq::sockopt::last_endpoint);
+            zmq::socket_t acks_in(sender_ctx, zmq::socket_type::sub);
+            if (acked) {  // the samplers' side of the acknowledgements
+                acks_in.set(zmq::sockopt::subscribe, "");
+                acks_in.bind("tcp://127.0.0.1:*");
+                bound += " " + acks_in.get(zmq::sockopt::last_endpoint);
+            }
             bound += '\n';
             if (write(pipe_fds[1], bound.data(), bound.size()) != static_cast<ssize_t>(bound.size()))
                 _exit(1);
             close(pipe_fds[1]);
             std::string bytes;
+            zmq::message_t ack;
+            uint64_t acks_received = 0;
             for (size_t i = 0; i < total_frames; ++i) {
                 encode_frame(i, bytes);
                 push.send(zmq::buffer(bytes), zmq::send_flags::none);
+                while (acked && acks_in.recv(ack, zmq::recv_flags::dontwait))
+                    ++acks_received;
             }
             push.close();
             sender_ctx.close();  // linger -1: returns once every message is sent
@@ -304,6 +325,11 @@ static void BM_collector_ingest(benchmark::State &state)
         while (read(pipe_fds[0], &c, 1) == 1 && c != '\n')
             endpoint += c;
         close(pipe_fds[0]);
+        std::string ack_endpoint;
+        if (const size_t space = endpoint.find(' '); space != std::string::npos) {
+            ack_endpoint = endpoint.substr(space + 1);
+            endpoint.resize(space);
+        }
         if (sender < 0 || endpoint.empty()) {
             state.SkipWithError("cannot start the sender process");
             return;
@@ -321,6 +347,24 @@ static void BM_collector_ingest(benchmark::State &state)
             pull.set(zmq::sockopt::zap_domain, "colmet");
         }
         pull.connect(endpoint);
+        zmq::socket_t acks_out(ctx, zmq::socket_type::pub);
+        std::vector<wire::Ack> due;
+        uint64_t acks_published = 0;
+        auto publish_acks = [&] {
+            if (!acked)
+                return;
+            collector.take_acks(due);
+            for (const auto &a : due) {
+                const std::string ack_frame = wire::encode_ack(a.sender, a.seq);
+                if (acks_out.send(zmq::buffer(ack_frame), zmq::send_flags::dontwait))
+                    ++acks_published;
+            }
+            due.clear();
+        };
+        if (acked) {
+            acks_out.set(zmq::sockopt::sndhwm, 10000);
+            acks_out.connect(ack_endpoint);
+        }
         if (curve) {  // the one handshake: the collector's ZAP handler lets the node in
             std::vector<std::string> request;
             zmq::message_t part;
@@ -396,10 +440,14 @@ static void BM_collector_ingest(benchmark::State &state)
                 collector.tick(sim_now);
                 last_tick = sim_now;
             }
+            if (received % 1000 == 999)  // serve() publishes after each batch it drains
+                publish_acks();
         }
         sink_peak_bytes = std::max(sink_peak_bytes, hdf5_sink->stats().memory_peak_bytes);
         collector.close_all();  // with the time-series sink: every batch posted
+        publish_acks();
         lap(cpu_end, wall_end);
+        acks_total += acks_published;
         process_total += process_cpu_s() - process_first;
         if (tsdb_sink)
             tsdb_stats = tsdb_sink->stats();
@@ -442,6 +490,8 @@ static void BM_collector_ingest(benchmark::State &state)
     state.counters["job_start_ms_cpu"] = cpu_start * 1000 / (jobs * iterations);
     state.counters["job_end_ms_cpu"] = cpu_end * 1000 / (jobs * iterations);
     state.counters["frame_bytes"] = static_cast<double>(middle_frame.size());
+    if (acked)
+        state.counters["acks_published"] = static_cast<double>(acks_total) / iterations;
     // Memory: the process's peak resident set (VmHWM: run one benchmark at a
     // time for this figure), above what it held before, per job; and the
     // sink's own estimate at its peak (what --memory-budget bounds).
@@ -516,14 +566,16 @@ static void BM_memory_per_open_job(benchmark::State &state)
 // flush per job); a small case; and the same load without and with CURVE,
 // and with the time-series sink, back to back.
 BENCHMARK(BM_collector_ingest)
-    ->Args({1000, 2000, 300, 0, 0})
-    ->Args({1000, 100, 0, 0, 0})
-    ->Args({1000, 100, 0, 0, 1})
-    ->Args({100, 50, 0, 0, 0})
-    ->Args({100, 200, 0, 0, 1})
-    ->Args({1000, 500, 100, 0, 0})
-    ->Args({1000, 500, 100, 1, 0})
-    ->Args({1000, 500, 100, 0, 1})
+    ->Args({1000, 2000, 300, 0, 0, 0})
+    ->Args({1000, 100, 0, 0, 0, 0})
+    ->Args({1000, 100, 0, 0, 1, 0})
+    ->Args({100, 50, 0, 0, 0, 0})
+    ->Args({100, 200, 0, 0, 1, 0})
+    ->Args({100, 50, 0, 0, 0, 1})
+    ->Args({1000, 500, 100, 0, 0, 0})
+    ->Args({1000, 500, 100, 1, 0, 0})
+    ->Args({1000, 500, 100, 0, 1, 0})
+    ->Args({1000, 500, 100, 0, 0, 1})
     ->Iterations(1)
     ->Unit(benchmark::kMillisecond)
     ->UseRealTime();

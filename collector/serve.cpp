@@ -281,8 +281,9 @@ int serve(Collector &collector, const ListenOptions &options)
                             spdlog::error("SIGHUP: keeping the {} node key(s) in force", security->zap.keys()->keys());
                         }
                     }
-                    spdlog::info("received SIGHUP: buffered rows written, log file re-opened{}; {}",
-                                 security ? ", node keys reloaded" : "", collector.stats().to_string());
+                    spdlog::info("received SIGHUP: buffered rows written, log file re-opened{}; {}{}",
+                                 security ? ", node keys reloaded" : "", collector.stats().to_string(),
+                                 collector.sinks_text());
                     continue;
                 }
                 spdlog::info("received signal {}: storing what is queued, then closing every file", info.ssi_signo);

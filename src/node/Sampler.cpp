@@ -191,6 +191,13 @@ void Sampler::send_current()
     }
 }
 
+void Sampler::step(wire::MessageKind kind)
+{
+    sample_once(kind);
+    send_current();
+    handle_transport(monotonic_ns());
+}
+
 void Sampler::pump()
 {
     while (OutboxEntry *entry = m_outbox->next()) {

@@ -96,6 +96,13 @@ public:
 
     // One sample of every backend into the message (for tests and benchmarks).
     void sample_once(wire::MessageKind kind);
+    // One period's work outside run() (tests and benchmarks): sample, send
+    // (into the outbox with acknowledged delivery), then take in what the
+    // transport reports (acknowledgements, reconnections, a timeout due).
+    void step(wire::MessageKind kind);
+    // The job end's wait for the last acknowledgements and the final log
+    // line (run() calls it after job_end).
+    void finish();
     const wire::Message &message() const { return m_msg; }
     const SamplerStats &stats() const { return m_stats; }
     // Acknowledged delivery: null without it.
@@ -114,7 +121,6 @@ public:
 
 private:
     void send_current();
-    void finish();  // after job_end: wait for the last acknowledgements, log the counts
     // Acknowledged delivery: send what the outbox holds unsent; take in
     // acknowledgements and reconnections, send again after a timeout.
     void pump();

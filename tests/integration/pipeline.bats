@@ -21,6 +21,7 @@ teardown() {
   [ -n "${COLLECTOR_PID:-}" ] && kill -9 "$COLLECTOR_PID" 2>/dev/null || true
   remove_job_cgroup "$REL"
   rmdir "$CGROOT"/*/colmet-test "$CGROOT/colmet-test" 2>/dev/null || true
+  if mountpoint -q "$BATS_TEST_TMPDIR/disk" 2>/dev/null; then umount -l "$BATS_TEST_TMPDIR/disk"; fi
   if [ -f "$BATS_TEST_TMPDIR/collector.log" ]; then sed 's/^/# collector: /' "$BATS_TEST_TMPDIR/collector.log" >&3; fi
 }
 
@@ -200,4 +201,40 @@ kill_and_restart_collector() {
   [ "$lost" -ge 5 ]
   # Samples are aligned to the period on the wall clock (within 30 ms).
   [ "$(h5 "$file" "bool(all((seg('$HOSTNAME_TAG', 'cgroup_cpu')[2][1:-1] % 100000000) < 30000000))")" = "True" ]
+}
+
+@test "with acknowledgements, a full disk at the collector acknowledges nothing, loses nothing, and the file is complete once space returns" {
+  # The collector writes into a 16 MiB tmpfs that a filler leaves 2 MiB
+  # free, below --min-free-space 4: writing pauses from the start.
+  disk="$BATS_TEST_TMPDIR/disk"
+  mkdir -p "$disk"
+  mount -t tmpfs -o size=16m tmpfs "$disk" || skip "cannot mount a tmpfs here (a container without CAP_SYS_ADMIN?)"
+  dd if=/dev/zero of="$disk/filler" bs=1M count=14 status=none
+  start_collector "$URI" "$disk/out" --min-free-space 4 --flush-interval 1
+  make_job_cgroup "$REL"
+  "$COLMET_BIN/colmet-node" --config /dev/null --job-id "$JOB" --cgroup "$REL" --zeromq-uri "$URI" \
+    --sample-period 0.2 --hostname "$HOSTNAME_TAG" -v 2>"$BATS_TEST_TMPDIR/node.log" &
+  NODE_PID=$!
+  sleep 4
+  # Paused: SIGHUP's flush writes nothing, so nothing was acknowledged.
+  kill -HUP "$COLLECTOR_PID"
+  sleep 0.5
+  grep -q "writing paused" "$BATS_TEST_TMPDIR/collector.log"
+  hup=$(grep "received SIGHUP" "$BATS_TEST_TMPDIR/collector.log")
+  echo "$hup"
+  [[ "$hup" == *"hdf5: 0 rows written"* ]]
+  [[ "$hup" != *"acknowledgements"* ]]
+  # Space returns: the rows the collector held are written and acknowledged.
+  rm "$disk/filler"
+  sleep 3
+  stop_pid "$NODE_PID" 5; NODE_PID=
+  stop_pid "$COLLECTOR_PID" 10; COLLECTOR_PID=
+  cat "$BATS_TEST_TMPDIR/node.log"
+  grep -q "writing resumed" "$BATS_TEST_TMPDIR/collector.log"
+  read -r sent acked <<<"$(sed -n 's/.* ended: \([0-9]*\) messages sent, \([0-9]*\) acknowledged, .*/\1 \2/p' "$BATS_TEST_TMPDIR/node.log")"
+  read -r rows unique received lost last <<<"$(file_figures "$disk/out/$JOB.h5")"
+  umount "$disk"
+  echo "sent $sent, acknowledged $acked; rows $rows ($unique distinct), received $received, lost $lost"
+  [ "$sent" -ge 30 ] && [ "$acked" -eq "$sent" ]
+  [ "$rows" -eq "$sent" ] && [ "$unique" -eq "$rows" ] && [ "$lost" -eq 0 ] && [ "$last" -eq $((sent - 1)) ]
 }
