@@ -95,7 +95,7 @@ stop_collector() {
   # The real node: its own key, its own host name.
   "$COLMET_BIN/colmet-node" --config /dev/null --job-id 77 --cgroup "$REL" --hostname node042 \
     --zeromq-uri "$URI" --curve-server-key "$KEYS/collector.pub" --curve-secret-key "$KEYS/node042.key" \
-    --sample-period 0.2 --control-dir "" --user alice 2>"$BATS_TEST_TMPDIR/node.log" &
+    --sample-period 0.2 --control-dir "" --user alice -v 2>"$BATS_TEST_TMPDIR/node.log" &
   NODE_PID=$!
   sleep 1.5
 
@@ -122,6 +122,9 @@ stop_collector() {
   stats=$(stop_collector)
   echo "$stats"
   wait
+  # The acknowledgements came back over CURVE too: every message confirmed.
+  grep "ended:" "$BATS_TEST_TMPDIR/node.log"
+  grep -Eq "ended: ([0-9]+) messages sent, \1 acknowledged, .* 0 unacknowledged" "$BATS_TEST_TMPDIR/node.log"
 
   # Only node042's real samples are in job 77's file; nothing else was made.
   [ "$(ls "$OUT")" = "77.h5" ]
