@@ -126,6 +126,7 @@ TEST(ControlRequestTest, rejects_malformed_requests)
 TEST(ControlRequestTest, bounds_the_number_of_events)
 {
     std::vector<std::string> many;
+    many.reserve(65);
     for (int i = 0; i < 65; ++i)
         many.push_back(mp::str("e" + std::to_string(i)));
     auto r = decode_request(mp::map({{"v", mp::uint(1)}, {"perfhw_events", mp::array(many)}}));

@@ -391,7 +391,7 @@ TEST_P(ChunkAppenderReattachTest, reattach_reads_the_tail_and_appends_after_it)
 {
     const int level = GetParam();
     // Distinct values, but compressible (small integers and a few specials).
-    std::vector<double> vdata(11 * 3);
+    std::vector<double> vdata(size_t{11} * 3);
     for (size_t i = 0; i < vdata.size(); ++i)
         vdata[i] = static_cast<double>(i) + 1.0;
     vdata[4] = std::numeric_limits<double>::quiet_NaN();    // row 1
@@ -434,13 +434,13 @@ TEST_P(ChunkAppenderReattachTest, reattach_reads_the_tail_and_appends_after_it)
 
     ChunkCodec codec(level);
     EXPECT_EQ(codec.level(), level);
-    ASSERT_TRUE(vout->append(values.get(), vdata.data() + 6 * 3, 5, codec).ok());
+    ASSERT_TRUE(vout->append(values.get(), vdata.data() + size_t{6} * 3, 5, codec).ok());
     ASSERT_TRUE(tout->append(time.get(), tdata.data() + 6, 5, codec).ok());
     EXPECT_EQ(vout->rows(), 11u);
     // Through the same dataset handles (attach() read the tail chunk into
     // HDF5's chunk cache; the direct write must not leave it stale) ...
-    EXPECT_TRUE(same_bytes(read_all(values.get(), H5T_NATIVE_DOUBLE), vdata.data(), 11 * 3 * 8, 8));
-    EXPECT_TRUE(same_bytes(read_all(time.get(), H5T_NATIVE_INT64), tdata.data(), 11 * 8, 8));
+    EXPECT_TRUE(same_bytes(read_all(values.get(), H5T_NATIVE_DOUBLE), vdata.data(), size_t{11} * 3 * 8, 8));
+    EXPECT_TRUE(same_bytes(read_all(time.get(), H5T_NATIVE_INT64), tdata.data(), size_t{11} * 8, 8));
 
     // Filtered and compressed, even at level 0: every chunk is stored as a
     // zlib stream (read raw, not decoded), and the compressible values
@@ -471,8 +471,8 @@ TEST_P(ChunkAppenderReattachTest, reattach_reads_the_tail_and_appends_after_it)
     File again = open_file(file_path(), H5F_ACC_RDONLY);
     Dataset values2 = open_dataset(again.get(), "values");
     Dataset time2 = open_dataset(again.get(), "time");
-    EXPECT_TRUE(same_bytes(read_all(values2.get(), H5T_NATIVE_DOUBLE), vdata.data(), 11 * 3 * 8, 8));
-    EXPECT_TRUE(same_bytes(read_all(time2.get(), H5T_NATIVE_INT64), tdata.data(), 11 * 8, 8));
+    EXPECT_TRUE(same_bytes(read_all(values2.get(), H5T_NATIVE_DOUBLE), vdata.data(), size_t{11} * 3 * 8, 8));
+    EXPECT_TRUE(same_bytes(read_all(time2.get(), H5T_NATIVE_INT64), tdata.data(), size_t{11} * 8, 8));
 }
 
 INSTANTIATE_TEST_SUITE_P(Levels, ChunkAppenderReattachTest, ::testing::Values(6, 0),
@@ -483,7 +483,7 @@ INSTANTIATE_TEST_SUITE_P(Levels, ChunkAppenderReattachTest, ::testing::Values(6,
 // Reattach at a chunk boundary (no tail) and to an empty dataset.
 TEST_F(ChunkAppenderTest, reattach_at_a_chunk_boundary_and_when_empty)
 {
-    const auto data = distinct_doubles(13 * 3);
+    const auto data = distinct_doubles(size_t{13} * 3);
     {
         File file = create_file(file_path());
         Dataset values = make_dataset(file.get(), "values", values_spec());
@@ -572,7 +572,8 @@ TEST_F(ChunkAppenderTest, filtered_compressible_rows_take_fewer_bytes_than_raw)
     for (size_t i = 0; i < rows; ++i) {
         vdata[i * 3] = 0.5 * static_cast<double>(i);
         vdata[i * 3 + 1] = 3e7;
-        vdata[i * 3 + 2] = 1e6 + static_cast<double>(i / 8);
+        const size_t step = i / 8;  // grows by one every 8 rows
+        vdata[i * 3 + 2] = 1e6 + static_cast<double>(step);
         tdata[i] = test::h5::k_t0 + static_cast<int64_t>(i) * test::h5::k_second;
     }
     ChunkCodec codec(1);
@@ -618,7 +619,7 @@ TEST_F(ChunkAppenderTest, incompressible_rows_read_back)
     Dataset values = make_dataset(file.get(), "values", values_spec());
     auto out = ChunkAppender::attach(values.get(), H5T_NATIVE_DOUBLE, 0);
     ASSERT_TRUE(out.ok());
-    std::vector<double> data(40 * 3);
+    std::vector<double> data(size_t{40} * 3);
     uint64_t x = 0x9e37'79b9'7f4a'7c15;
     for (auto &d : data) {
         x ^= x << 13;
@@ -640,12 +641,12 @@ TEST_F(ChunkAppenderTest, failed_append_leaves_the_appender_unchanged)
     Dataset values = make_dataset(file.get(), "values", values_spec());
     auto out = ChunkAppender::attach(values.get(), H5T_NATIVE_DOUBLE, 0);
     ASSERT_TRUE(out.ok());
-    const auto data = distinct_doubles(12 * 3);
+    const auto data = distinct_doubles(size_t{12} * 3);
     ChunkCodec codec(1);
     ASSERT_TRUE(out->append(values.get(), data.data(), 5, codec).ok());
     {
         ErrorSilencer quiet;
-        auto r = out->append(H5I_INVALID_HID, data.data() + 5 * 3, 2, codec);
+        auto r = out->append(H5I_INVALID_HID, data.data() + size_t{5} * 3, 2, codec);
         EXPECT_FALSE(r.ok());
         H5Eclear2(H5E_DEFAULT);
     }
@@ -725,15 +726,15 @@ TEST_F(ChunkAppenderTest, rows_uncovered_by_a_later_extension_read_as_the_fill_v
     ASSERT_TRUE(ds.valid());
     auto out = ChunkAppender::attach(ds.get(), H5T_NATIVE_DOUBLE, 0);
     ASSERT_TRUE(out.ok()) << out.error().message();
-    const auto data = distinct_doubles(6 * 3);
+    const auto data = distinct_doubles(size_t{6} * 3);
     ChunkCodec codec(1);
     ASSERT_TRUE(out->append(ds.get(), data.data(), 6, codec).ok());
     const std::array<hsize_t, 2> bigger{8, 3};
     ASSERT_GE(H5Dset_extent(ds.get(), bigger.data()), 0);
     auto bytes = read_all(ds.get(), H5T_NATIVE_DOUBLE);
-    ASSERT_EQ(bytes.size(), 8u * 3 * sizeof(double));
+    ASSERT_EQ(bytes.size(), size_t{8} * 3 * sizeof(double));
     EXPECT_EQ(std::memcmp(bytes.data(), data.data(), data.size() * 8), 0);
-    for (size_t i = 6 * 3; i < 8 * 3; ++i) {
+    for (size_t i = size_t{6} * 3; i < size_t{8} * 3; ++i) {
         double v = 0;
         std::memcpy(&v, bytes.data() + i * sizeof(double), sizeof v);
         EXPECT_TRUE(std::isnan(v)) << "element " << i << " is " << v;
@@ -787,14 +788,14 @@ TEST_F(ChunkAppenderTest, shuffle_bytes_matches_hdf5s_shuffle_filter)
     s.chunk_rows = 5;
     s.contiguous = false;
     Dataset ds = make_dataset(file.get(), "shuffled", s);
-    const auto data = distinct_doubles(10 * 3);
+    const auto data = distinct_doubles(size_t{10} * 3);
     const std::array<hsize_t, 2> dims{10, 3};
     ASSERT_GE(H5Dset_extent(ds.get(), dims.data()), 0);
     ASSERT_GE(H5Dwrite(ds.get(), H5T_NATIVE_DOUBLE, H5S_ALL, H5S_ALL, H5P_DEFAULT, data.data()), 0);
     ASSERT_GE(H5Dflush(ds.get()), 0);
     for (hsize_t row : {0, 5}) {
         const std::array<hsize_t, 2> offset{row, 0};
-        std::vector<unsigned char> stored(5 * 3 * 8);
+        std::vector<unsigned char> stored(size_t{5} * 3 * 8);
         uint32_t mask = 0xffff;
         ASSERT_GE(H5Dread_chunk(ds.get(), H5P_DEFAULT, offset.data(), &mask, stored.data()), 0);
         EXPECT_EQ(mask, 0u);
@@ -849,9 +850,9 @@ TEST_F(ChunkAppenderTest, h5py_reads_the_appended_rows)
         auto rout = ChunkAppender::attach(raw.get(), H5T_NATIVE_DOUBLE, 14);
         ASSERT_TRUE(vout.ok() && tout.ok() && rout.ok());
         ChunkCodec codec(0);
-        ASSERT_TRUE(vout->append(values.get(), vdata.data() + 14 * 3, 9, codec).ok());
+        ASSERT_TRUE(vout->append(values.get(), vdata.data() + size_t{14} * 3, 9, codec).ok());
         ASSERT_TRUE(tout->append(time.get(), tdata.data() + 14, 9, codec).ok());
-        ASSERT_TRUE(rout->append(raw.get(), vdata.data() + 14 * 3, 9, codec).ok());
+        ASSERT_TRUE(rout->append(raw.get(), vdata.data() + size_t{14} * 3, 9, codec).ok());
     }
     auto write_bin = [&](const char *name, const void *p, size_t n) {
         std::ofstream f(m_tree.path(name), std::ios::binary);

@@ -63,7 +63,7 @@ TEST(Hdf5CrashTest, sigkill_keeps_flushed_rows_and_a_new_process_appends)
         sink->consume(start, at(1));
         for (int i = 1; i <= 250; ++i)
             sink->consume(sample(i), at(1 + i));
-        if (sink->stats().rows_written != 2 * 200u || sink->stats().write_errors != 0)
+        if (sink->stats().rows_written != uint64_t{2} * 200 || sink->stats().write_errors != 0)
             _exit(3);
         raise(SIGKILL);
     });

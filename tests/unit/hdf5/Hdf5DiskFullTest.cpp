@@ -63,7 +63,7 @@ protected:
     void fill(uint64_t leave)
     {
         std::ofstream f(m_mount / "filler", std::ios::binary | std::ios::app);
-        const std::vector<char> block(16 * 1024, 'x');
+        const std::vector<char> block(size_t{16} * 1024, 'x');
         while (free_space() > leave && f.write(block.data(), static_cast<std::streamsize>(block.size())))
             f.flush();
     }
@@ -127,7 +127,7 @@ TEST_F(Hdf5DiskFullTest, writing_pauses_below_min_free_space_and_resumes_when_sp
     const uint64_t written = sink->stats().rows_written;
     EXPECT_GT(written, 0u);
 
-    fill(512 * 1024);
+    fill(512ULL * 1024);
     for (; i < 240; ++i)
         sink->consume(sample(i), at((i + 1) * k_mono_step));
     auto paused = sink->stats();
@@ -161,7 +161,7 @@ TEST_F(Hdf5DiskFullTest, a_full_disk_is_survived_and_the_file_stays_readable)
     int i = 0;
     for (; i < 40; ++i)
         sink->consume(sample(i), at((i + 1) * k_mono_step));
-    fill(200 * 1024);
+    fill(200ULL * 1024);
     for (; i < 4000 && sink->stats().files_abandoned == 0; ++i)
         sink->consume(sample(i), at((i + 1) * k_mono_step));
     ASSERT_GT(sink->stats().write_errors, 0u)

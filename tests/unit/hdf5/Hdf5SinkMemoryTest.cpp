@@ -37,9 +37,16 @@ BackendBlock wide_block(const std::string &name, size_t n, double seed)
 uint64_t stored_rows(const Reader &r, const std::string &host, const std::vector<std::string> &backends)
 {
     uint64_t rows = 0;
-    for (const auto &b : backends)
-        for (int seg = 0; r.exists("/hosts/" + host + "/" + b + "/segment_" + std::to_string(seg)); ++seg)
-            rows += r.time("/hosts/" + host + "/" + b + "/segment_" + std::to_string(seg)).size();
+    const std::string host_dir = "/hosts/" + host + "/";
+    for (const auto &b : backends) {
+        const std::string prefix = (host_dir + b).append("/segment_");
+        for (int seg = 0;; ++seg) {
+            const std::string segment = prefix + std::to_string(seg);
+            if (!r.exists(segment))
+                break;
+            rows += r.time(segment).size();
+        }
+    }
     return rows;
 }
 
@@ -52,7 +59,7 @@ TEST(RowBufferTest, rows_span_blocks_and_copy_back_in_order)
         ASSERT_LE(buffer.memory_bytes(), 64 + 2 * (i + 1) * 24 + collector::hdf5::RowBuffer::growth_bound(24));
     }
     EXPECT_EQ(buffer.rows(), 1000u);
-    std::vector<uint64_t> out(3 * 1000);
+    std::vector<uint64_t> out(size_t{3} * 1000);
     for (size_t first = 0; first < 1000; first += 77) {  // pieces, as a flush copies chunks
         const size_t count = std::min<size_t>(77, 1000 - first);
         buffer.copy(first, count, reinterpret_cast<unsigned char *>(out.data() + 3 * first));
@@ -141,7 +148,7 @@ TEST_F(Hdf5SinkMemoryTest, a_flood_of_the_largest_messages_stays_under_the_budge
     EXPECT_EQ(stats.rows_dropped, 0u);
     sink->close_all();
     EXPECT_EQ(sink->stats().write_errors, 0u);
-    EXPECT_EQ(sink->stats().rows_written, static_cast<uint64_t>(jobs * messages * backends));
+    EXPECT_EQ(sink->stats().rows_written, static_cast<uint64_t>(jobs) * messages * backends);
     for (int j = 0; j < jobs; ++j) {
         Reader r(collector::job_file_path(m_dir, "flood" + std::to_string(j)));
         ASSERT_TRUE(r.ok());

@@ -142,7 +142,7 @@ TEST_F(Hdf5SinkRobustnessTest, max_open_files_bounds_open_files_and_every_job_co
         size_t cols = 0;
         auto v = r.values("/hosts/h/cgroup_cpu/segment_0", &cols);
         ASSERT_EQ(v.size(), (samples + 1u) * 3) << file;
-        EXPECT_EQ(v[(samples - 1) * 3], samples * (j + 1.0));
+        EXPECT_EQ(v[static_cast<size_t>(samples - 1) * 3], samples * (j + 1.0));
         EXPECT_FALSE(r.exists("/hosts/h/cgroup_cpu/segment_1"));
         r.close();
         auto s = collector::read_job_summary(file);

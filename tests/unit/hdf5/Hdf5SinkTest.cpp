@@ -91,7 +91,7 @@ TEST_F(Hdf5SinkTest, writes_a_job_and_reads_it_back_exactly)
         ASSERT_EQ(cpu[i * 3 + 1], 1.5 * static_cast<double>(i));
         ASSERT_EQ(cpu[i * 3 + 2], 0.5 * static_cast<double>(i));
     }
-    EXPECT_EQ(cpu[1000 * 3], 2000.0);
+    EXPECT_EQ(cpu[size_t{1000} * 3], 2000.0);
     auto mem = r.values(k_mem0, &cols);
     ASSERT_EQ(cols, 2u);
     for (int i = 0; i < 1000; ++i) {
