@@ -316,6 +316,7 @@ static void BM_collector_ingest(benchmark::State &state)
                     ++acks_received;
             }
             push.close();
+            acks_in.close();
             sender_ctx.close();  // linger -1: returns once every message is sent
             _exit(0);
         }

@@ -88,7 +88,7 @@ protected:
     {
         std::vector<std::string> out;
         for (const auto &h : k_hierarchies)
-            if (fs::is_directory(m_tree.path("cg/" + h + relative)))
+            if (fs::is_directory(m_tree.path(std::string("cg/").append(h).append(relative))))
                 out.push_back(h);
         return out;
     }

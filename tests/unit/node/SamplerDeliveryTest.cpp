@@ -89,6 +89,7 @@ std::unique_ptr<Sampler> make_sampler(Script &script, double ack_timeout_s = 30,
 std::vector<uint64_t> seqs(const std::vector<Sent> &sent)
 {
     std::vector<uint64_t> out;
+    out.reserve(sent.size());
     for (const auto &s : sent)
         out.push_back(s.seq);
     return out;
