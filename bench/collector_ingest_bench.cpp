@@ -364,6 +364,7 @@ static void BM_collector_ingest(benchmark::State &state)
         };
         if (acked) {
             acks_out.set(zmq::sockopt::sndhwm, 10000);
+            acks_out.set(zmq::sockopt::linger, 0);  // as serve()'s 200 ms: the samplers are gone at the end
             acks_out.connect(ack_endpoint);
         }
         if (curve) {  // the one handshake: the collector's ZAP handler lets the node in
