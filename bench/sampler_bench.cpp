@@ -171,12 +171,14 @@ static void BM_floor_bare_reads(benchmark::State &state)
 }
 BENCHMARK(BM_floor_bare_reads);
 
-static void BM_sampler_one_sample(benchmark::State &state)
+// A sampler of the bench job with every job backend, sending to `transport`;
+// null (and the benchmark skipped) without the job's cgroup.
+static std::unique_ptr<node::Sampler> bench_sampler(benchmark::State &state, std::unique_ptr<node::Transport> transport)
 {
     auto &j = job();
     if (!j.ok) {
         state.SkipWithError("cannot create a cgroup (run as root)");
-        return;
+        return nullptr;
     }
     node::JobContext ctx{"bench", j.paths, "/proc"};
     std::vector<std::unique_ptr<node::MetricBackend>> backends;
@@ -189,14 +191,21 @@ static void BM_sampler_one_sample(benchmark::State &state)
     config.job_id = "bench";
     config.host = "bench-host";
     config.period_s = 1;
-    node::Sampler sampler(config, std::move(backends), std::make_unique<NullTransport>());
+    return std::make_unique<node::Sampler>(config, std::move(backends), std::move(transport));
+}
+
+static void BM_sampler_one_sample(benchmark::State &state)
+{
+    auto sampler = bench_sampler(state, std::make_unique<NullTransport>());
+    if (!sampler)
+        return;
     std::string bytes;
     for (auto _ : state) {
-        sampler.sample_once(wire::MessageKind::sample);
-        benchmark::DoNotOptimize(wire::encode(sampler.message(), bytes));
+        sampler->sample_once(wire::MessageKind::sample);
+        benchmark::DoNotOptimize(wire::encode(sampler->message(), bytes));
     }
     state.counters["metrics"] = 0;
-    for (const auto &b : sampler.message().backends)
+    for (const auto &b : sampler->message().backends)
         state.counters["metrics"] += static_cast<double>(b.metrics.size());
 }
 BENCHMARK(BM_sampler_one_sample);
@@ -207,32 +216,18 @@ BENCHMARK(BM_sampler_one_sample);
 // acknowledgement taken in.
 static void BM_sampler_step(benchmark::State &state)
 {
-    auto &j = job();
-    if (!j.ok) {
-        state.SkipWithError("cannot create a cgroup (run as root)");
-        return;
-    }
     const bool acked = state.range(0) != 0;
-    node::JobContext ctx{"bench", j.paths, "/proc"};
-    std::vector<std::unique_ptr<node::MetricBackend>> backends;
-    for (const auto &f : node::job_backends()) {
-        auto b = f.make(ctx);
-        if (b)
-            backends.push_back(std::move(*b));
-    }
-    node::SamplerConfig config;
-    config.job_id = "bench";
-    config.host = "bench-host";
-    config.period_s = 1;
     std::unique_ptr<node::Transport> transport;
     if (acked)
         transport = std::make_unique<AckingTransport>();
     else
         transport = std::make_unique<NullTransport>();
-    node::Sampler sampler(config, std::move(backends), std::move(transport));
+    auto sampler = bench_sampler(state, std::move(transport));
+    if (!sampler)
+        return;
     for (auto _ : state)
-        sampler.step(wire::MessageKind::sample);
-    if (acked && sampler.outbox()->size() > 1)
+        sampler->step(wire::MessageKind::sample);
+    if (acked && sampler->outbox()->size() > 1)
         state.SkipWithError("the outbox kept acknowledged messages");
 }
 BENCHMARK(BM_sampler_step)->Arg(0)->Arg(1);
