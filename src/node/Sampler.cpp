@@ -165,6 +165,7 @@ void Sampler::send_current()
             return;
         }
         m_outbox->push(std::move(entry));
+        m_stats.dropped = m_outbox->stats().overflowed;  // given up by the bound, seen by the control status too
         ++m_stats.samples;
         ++m_msg.seq;
         m_unreported_drops = 0;
@@ -365,7 +366,6 @@ void Sampler::finish()
             handle_transport(monotonic_ns());
         }
         m_stats.unacknowledged = m_outbox->size();
-        m_stats.dropped = m_outbox->stats().overflowed;
     }
     log_end();
 }
