@@ -5,8 +5,9 @@
 //
 //   1. Time: `t` more than max_clock_skew_s ahead of the collector's
 //      CLOCK_REALTIME, or more than max_clock_skew_s + max_message_delay_s
-//      behind it (a sampler queues up to --zeromq-hwm messages while the
-//      collector is away: 1000 at the default 5 s period are 83 minutes).
+//      behind it (a sampler's outbox and its node spool keep messages while
+//      the collector is away; colmet-job flush-spool drops what is older
+//      than a day, the default here).
 //   2. Sequence: per sender, seq advance plus `dropped` beyond what could
 //      have been produced since its previous message: sequence_slack +
 //      2 x elapsed x (1/period + 1/0.1 s), the period being the one stated
@@ -45,8 +46,8 @@
 namespace colmet::collector {
 
 struct AdmissionLimits {
-    double max_clock_skew_s = 600;      // 0: no time check
-    double max_message_delay_s = 7200;  // how much further behind `t` may be
+    double max_clock_skew_s = 600;       // 0: no time check
+    double max_message_delay_s = 86400;  // how much further behind `t` may be (a node spool's age)
     uint32_t max_hosts_per_job = 4096;
     uint32_t max_jobs_per_host = 256;       // open jobs
     uint32_t max_new_jobs_per_minute = 60;  // per host

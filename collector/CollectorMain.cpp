@@ -165,8 +165,8 @@ void add_options(CLI::App &app, CollectorOptions &o)
         ->check(CLI::Range(0.0, 604800.0))
         ->capture_default_str();
     app.add_option("--max-message-delay", o.admission.max_message_delay_s,
-                   "Seconds a sampler may have held a message in its queue (collector away), on top of "
-                   "--max-clock-skew")
+                   "Seconds a node may have held a message (its outbox and spool, while the collector was away), on "
+                   "top of --max-clock-skew")
         ->check(CLI::Range(0.0, 2592000.0))
         ->capture_default_str();
     app.add_option("--max-hosts-per-job", o.admission.max_hosts_per_job,

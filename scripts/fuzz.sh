@@ -1,7 +1,9 @@
 #!/usr/bin/env bash
 # Run each libFuzzer target for a while (default 60 s each) on a copy of its
-# seed corpus: fuzz_decode (one frame into the wire decoder), then fuzz_sink
-# (sequences of frames through the collector into HDF5 files). Fails when a
+# seed corpus: fuzz_decode (one frame into the wire decoder), fuzz_sink
+# (sequences of frames through the collector into HDF5 files), then
+# fuzz_spool (a node spool file into its reader; half the time: the
+# reader is small). Fails when a
 # fuzzer finds a crash, leak or timeout; the reproducers are copied to
 # ./fuzz-artifacts/<target>/.
 #   scripts/fuzz.sh [seconds per target]
@@ -11,9 +13,9 @@ seconds=${1:-60}
 work=$(mktemp -d /tmp/colmet-fuzz.XXXXXX)
 trap 'rm -rf "$work"' EXIT
 
-# run_fuzzer TARGET CORPUS MAX_LEN WHAT
+# run_fuzzer TARGET CORPUS MAX_LEN WHAT [SECONDS]
 run_fuzzer() {
-  local target=$1 corpus=$2 max_len=$3 what=$4
+  local target=$1 corpus=$2 max_len=$3 what=$4 seconds=${5:-$seconds}
   local fuzzer=build-fuzz/bin/$target dir=$work/$target
   [ -x "$fuzzer" ] || { echo "fuzz: $fuzzer not built (scripts/build.sh fuzz)" >&2; return 1; }
   mkdir -p "$dir/corpus" "$dir/artifacts" "$dir/tmp"
@@ -37,4 +39,5 @@ run_fuzzer() {
 status=0
 run_fuzzer fuzz_decode tests/fuzz/corpus/decode 8192 "decoding random messages" || status=1
 run_fuzzer fuzz_sink tests/fuzz/corpus/sink 32768 "random message sequences into HDF5 files" || status=1
+run_fuzzer fuzz_spool tests/fuzz/corpus/spool 16384 "random spool files" $(( (seconds + 1) / 2 )) || status=1
 exit "$status"

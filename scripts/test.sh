@@ -54,11 +54,11 @@ export UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1
 run_ctest build-asan 'unit|integration'
 unset ASAN_OPTIONS UBSAN_OPTIONS
 
-step "libFuzzer build (clang) and ${FUZZ_SECONDS} s fuzzing runs of the decoder and of the sink"
+step "libFuzzer build (clang) and ${FUZZ_SECONDS} s fuzzing runs of the decoder, the sink and the spool reader"
 if scripts/build.sh fuzz && scripts/fuzz.sh "$FUZZ_SECONDS"; then
   passed=$((passed + 1))
 else
-  failed=$((failed + 1)); failures+=("fuzz: a fuzzing run (decoder or sink) failed")
+  failed=$((failed + 1)); failures+=("fuzz: a fuzzing run (decoder, sink or spool reader) failed")
 fi
 
 echo

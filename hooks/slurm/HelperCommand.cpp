@@ -28,6 +28,8 @@ void add_common_start(std::vector<std::string> &argv, const PluginConfig &c, con
         argv.insert(argv.end(), {"--sample-period", seconds_text(*c.period)});
     if (!c.log_file.empty())
         argv.insert(argv.end(), {"--log-file", c.log_file});
+    if (!c.spool_dir.empty())
+        argv.insert(argv.end(), {"--spool-dir", c.spool_dir});
 }
 
 }  // namespace
@@ -67,6 +69,8 @@ std::vector<std::string> stop_command(const PluginConfig &c, const std::string &
     std::vector<std::string> argv{c.colmet_job, "stop", "--hook", "--job-id", id, "--run-dir", c.run_dir};
     if (!c.log_file.empty())
         argv.insert(argv.end(), {"--log-file", c.log_file});
+    if (!c.spool_dir.empty())
+        argv.insert(argv.end(), {"--spool-dir", c.spool_dir});
     return argv;
 }
 

@@ -11,7 +11,7 @@ namespace colmet::spank {
 
 namespace {
 
-constexpr std::array<ConfigKey, 11> k_keys{{
+constexpr std::array<ConfigKey, 12> k_keys{{
     {"collector", "URI[,URI...]", "collector address(es) given to colmet-job --zeromq-uri"},
     {"metrics", "SPEC", "what a bare --colmet samples (same grammar as --colmet=SPEC)"},
     {"period", "SECONDS", "default seconds between samples (0.1 to 3600)"},
@@ -21,6 +21,7 @@ constexpr std::array<ConfigKey, 11> k_keys{{
     {"colmet_job", "PATH", "the colmet-job helper to run"},
     {"colmet_ctl", "PATH", "the colmet-ctl to run when a step ends (a last sample of the job)"},
     {"log_file", "FILE", "colmet-job --log-file (default: colmet-job's own)"},
+    {"spool_dir", "DIR", "colmet-job --spool-dir, the node spool (default: colmet.conf's, else /var/spool/colmet)"},
     {"steps", "yes|no", "also run one sampler per srun step, job id <job>.<step>"},
     {"timeout", "SECONDS", "longest a colmet-job call may run before it is killed (1 to 60)"},
 }};
@@ -109,6 +110,10 @@ Result<void> set_key(PluginConfig &c, std::string_view key, std::string_view v)
         if (auto r = check_absolute(key, v); !r)
             return r.error();
         c.log_file = v;
+    } else if (key == "spool_dir") {
+        if (auto r = check_absolute(key, v); !r)
+            return r.error();
+        c.spool_dir = v;
     } else if (key == "steps") {
         auto b = parse_bool(v);
         if (!b)

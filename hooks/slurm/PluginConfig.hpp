@@ -28,6 +28,7 @@ struct PluginConfig {
     std::string colmet_job;               // path of the colmet-job helper
     std::string colmet_ctl;               // path of colmet-ctl (asks the job's sampler for a sample at step end)
     std::string log_file;                 // colmet-job --log-file (empty: colmet-job's default)
+    std::string spool_dir;                // colmet-job --spool-dir (empty: colmet-job's default)
     bool steps = true;                    // one extra sampler per srun step ("<job>.<step>")
     double timeout = 10;                  // seconds a colmet-job run may take before it is killed
 };

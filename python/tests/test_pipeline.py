@@ -206,7 +206,7 @@ def two_hosts(root, tmp_path_factory):
             feeds.append(sysfs)
             log = open(tmp / f"node-{job}-{hostname}.log", "wb")
             p = subprocess.Popen(
-                [os.path.join(root, "colmet-node"), "--config", "/dev/null", "--job-id", job, "--cgroup", rel,
+                [os.path.join(root, "colmet-node"), "--config", "/dev/null", "--spool-dir", str(tmp / "spool"), "--job-id", job, "--cgroup", rel,
                  "--zeromq-uri", collector.uri, "-s", str(PERIOD), "--hostname", hostname, "--user", "tester",
                  "--control-dir", "", "--sysfs-root", sysfs.root, "--enable-RAPL", "--enable-temperature", "-v"],
                 stdout=log, stderr=log)

@@ -24,7 +24,7 @@ std::string sanitize_name(std::string_view id)
     return out;
 }
 
-std::string job_file_stem(std::string_view id)
+std::string job_file_stem(std::string_view id, size_t max_length)
 {
     static const char hex[] = "0123456789ABCDEF";
     std::string out;
@@ -39,7 +39,7 @@ std::string job_file_stem(std::string_view id)
             out.push_back(hex[c & 0xf]);
         }
     }
-    if (!out.empty() && out.size() <= k_max_stem_length)
+    if (!out.empty() && out.size() <= max_length)
         return out;
     char tail[20];
     std::snprintf(tail, sizeof tail, "~%016llx", static_cast<unsigned long long>(fnv1a64(id)));
@@ -60,6 +60,13 @@ std::filesystem::path job_file(const std::filesystem::path &dir, std::string_vie
 {
     const char *suffix = kind == JobFile::sampler_record ? ".pid" : kind == JobFile::control_socket ? ".ctl" : ".h5";
     return dir / (job_file_stem(id) + suffix);
+}
+
+std::filesystem::path spool_file(const std::filesystem::path &dir, std::string_view id, std::string_view sender)
+{
+    char tag[20];
+    std::snprintf(tag, sizeof tag, ".%016llx", static_cast<unsigned long long>(fnv1a64(sender)));
+    return dir / (job_file_stem(id, k_max_spool_stem_length) + tag + std::string(k_spool_suffix));
 }
 
 bool valid_identifier(std::string_view id)

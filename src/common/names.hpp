@@ -35,7 +35,15 @@ enum class JobFile {
 // 64-bit FNV-1a hash of the id instead: never equal to an encoded stem
 // (those have no '~').
 inline constexpr size_t k_max_stem_length = 248;  // + ".pid" stays under NAME_MAX (255)
-std::string job_file_stem(std::string_view id);
+std::string job_file_stem(std::string_view id, size_t max_length = k_max_stem_length);
+
+// <spool dir>/<stem>.<16 hex digits of fnv1a64(sender)>.spool: the node
+// spool file of one job's sampler (node/delivery/Spool.hpp). The stem is
+// job_file_stem's rule cut shorter (hashed beyond k_max_spool_stem_length),
+// so that the name stays one path component under NAME_MAX.
+inline constexpr size_t k_max_spool_stem_length = 224;
+std::filesystem::path spool_file(const std::filesystem::path &dir, std::string_view id, std::string_view sender);
+inline constexpr std::string_view k_spool_suffix = ".spool";
 
 // The 64-bit FNV-1a hash of the bytes (names that must stay apart).
 uint64_t fnv1a64(std::string_view bytes);

@@ -131,6 +131,9 @@ int job_main(int argc, char **argv)
         ->capture_default_str();
     start_cmd->add_option("-c,--config", start.config, "colmet.conf to read (passed on to colmet-node)")
         ->capture_default_str();
+    start_cmd->add_option("--spool-dir", start.spool_dir,
+                          "The node spool, passed to colmet-node (default: [node] spool-dir of the config, else "
+                          "/var/spool/colmet); spooled data there is flushed in the background");
     start_cmd->add_option("--node-binary", start.node_binary, "colmet-node to run (default: found next to colmet-job)");
     start_cmd->add_flag("-v,--verbose", verbosity, "More log output (-v info, -vv debug)");
     start_cmd->add_option("node-options", start.node_args, "More colmet-node options, after --");
@@ -144,11 +147,35 @@ int job_main(int argc, char **argv)
         ->check(CLI::Range(0.1, 60.0))
         ->capture_default_str();
     stop_cmd->add_option("--log-file", stop.log_file, "Log file")->capture_default_str();
+    stop_cmd->add_option("-c,--config", stop.config, "colmet.conf to read ([node] spool-dir)")->capture_default_str();
+    stop_cmd->add_option("--spool-dir", stop.spool_dir,
+                         "The node spool: what the sampler spooled is flushed in the background (default: [node] "
+                         "spool-dir of the config, else /var/spool/colmet)");
     stop_cmd->add_flag("-v,--verbose", verbosity, "More log output (-v info, -vv debug)");
 
     StatusOptions status;
     auto *status_cmd = app.add_subcommand("status", "List the samplers started by colmet-job start");
     status_cmd->add_option("--run-dir", status.run_dir, "Where the <job>.pid records live")->capture_default_str();
+
+    FlushSpoolOptions flush;
+    auto *flush_cmd = app.add_subcommand(
+        "flush-spool", "Send the node spool's data to the collectors; delete each file once all of it is acknowledged");
+    flush_cmd->add_option("--spool-dir", flush.spool_dir,
+                          "The node spool (default: [node] spool-dir of the config, else /var/spool/colmet)");
+    flush_cmd->add_option("-c,--config", flush.config, "colmet.conf to read ([node] spool-dir)")->capture_default_str();
+    flush_cmd->add_option("--wait", flush.wait_s, "Seconds to wait for the acknowledgements of each file")
+        ->check(CLI::Range(0.1, 3600.0))
+        ->capture_default_str();
+    flush_cmd
+        ->add_option("--max-age", flush.max_age_s,
+                     "Drop messages older than this many seconds (the collector's --max-message-delay refuses them)")
+        ->check(CLI::Range(60.0, 31536000.0))
+        ->capture_default_str();
+    flush_cmd->add_flag("--hook", flush.hook, "Hook mode: always exit 0, log to the log file only");
+    flush_cmd->add_option("--log-file", flush.log_file,
+                          "Log to this file (default: stderr; in hook mode "
+                          "/var/log/colmet/colmet.log)");
+    flush_cmd->add_flag("-v,--verbose", verbosity, "More log output (-v info, -vv debug)");
 
     MountOptions mount;
     auto *mount_cmd = app.add_subcommand(
@@ -182,13 +209,15 @@ int job_main(int argc, char **argv)
         int rc = app.exit(e);
         return rc == 0 ? 0 : 64;
     }
-    start.verbosity = stop.verbosity = verbosity;
+    start.verbosity = stop.verbosity = flush.verbosity = verbosity;
     if (start_cmd->parsed())
         return start_command(start);
     if (stop_cmd->parsed())
         return stop_command(stop);
     if (status_cmd->parsed())
         return status_command(status);
+    if (flush_cmd->parsed())
+        return flush_spool_command(flush);
     if (mount_cmd->parsed())
         return mount_command(mount);
     log::setup("job", verbosity);

@@ -277,6 +277,8 @@ int run_command(const RunOptions &o)
                                           std::to_string(o.period_s),
                                           "--meta",
                                           "command=" + command_line.substr(0, 1000)};
+    if (o.zeromq_uri.empty())  // a private collector is gone after the run: nothing to flush to
+        node_argv.insert(node_argv.end(), {"--spool-dir", "none"});
     if (const char *user = getenv("SUDO_USER"); user && *user)
         node_argv.insert(node_argv.end(), {"--user", user});
     else if (const char *login = getenv("USER"); login && *login)

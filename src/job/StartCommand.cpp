@@ -13,6 +13,7 @@
 #include "job/SamplerRecord.hpp"
 #include "job/scheduler/SlurmLayout.hpp"
 #include "node/backends/perfhw/perf_mount.hpp"
+#include "node/delivery/SpoolFlush.hpp"
 
 #include <algorithm>
 #include <cerrno>
@@ -41,6 +42,7 @@ constexpr auto k_start_check = std::chrono::milliseconds(300);
 struct NodeDefaults {
     double period_s = k_node_default_period_s;
     std::string uri = k_node_default_uri;
+    std::string spool_dir = node::k_default_spool_dir;
 };
 
 NodeDefaults read_node_defaults(const std::string &config)
@@ -57,6 +59,8 @@ NodeDefaults read_node_defaults(const std::string &config)
                 d.period_s = std::stod(item.inputs.front());
             else if (item.name == "zeromq-uri" || item.name == "zeromq_uri")
                 d.uri = text::join(item.inputs, ",");  // a list of collectors arrives as several values
+            else if (item.name == "spool-dir" || item.name == "spool_dir")
+                d.spool_dir = item.inputs.front();
         }
     } catch (const std::exception &e) {
         spdlog::warn("{}: {} (colmet-node will refuse it too)", config, e.what());
@@ -377,6 +381,8 @@ int do_start(const StartOptions &o)
         argv.insert(argv.end(), {"--config", o.config});
     if (o.sysfs_root != "/sys")
         argv.insert(argv.end(), {"--sysfs-root", o.sysfs_root});
+    if (!o.spool_dir.empty())
+        argv.insert(argv.end(), {"--spool-dir", o.spool_dir});
     if (!o.spec.empty() && o.spec != "true")
         argv.insert(argv.end(), {"--meta", "colmet_spec=" + record.spec});
     for (int i = 0; i < o.verbosity + 1 && i < 2; ++i)
@@ -413,12 +419,37 @@ int do_start(const StartOptions &o)
 
 }  // namespace
 
+std::string spool_dir_of(const std::string &given, const std::string &config)
+{
+    std::string dir = given.empty() ? read_node_defaults(config).spool_dir : given;
+    return dir == "none" ? std::string() : dir;
+}
+
+void flush_spool_in_background(const std::string &spool_dir, const std::string &config, const std::string &log_file)
+{
+    if (spool_dir.empty() || !node::spool_has_files(spool_dir))
+        return;
+    std::error_code ec;
+    const fs::path self = fs::read_symlink("/proc/self/exe", ec);
+    if (ec)
+        return;
+    std::vector<std::string> argv = {self.string(), "flush-spool", "--hook", "--spool-dir",
+                                     spool_dir,     "--log-file",  log_file};
+    if (config != k_default_config)
+        argv.insert(argv.end(), {"--config", config});
+    if (auto pid = spawn_detached(argv, "/sys/fs/cgroup"); pid)
+        spdlog::info("the node spool {} holds data: flushing it in the background (pid {})", spool_dir, *pid);
+    else
+        spdlog::warn("cannot start colmet-job flush-spool: {}", pid.error().message());
+}
+
 int start_command(const StartOptions &o)
 {
     setup_command_log(o.log_file, o.hook, o.verbosity);
     int rc = 0;
     try {
         rc = do_start(o);
+        flush_spool_in_background(spool_dir_of(o.spool_dir, o.config), o.config, o.log_file);
     } catch (const std::exception &e) {
         spdlog::error("job {}: start failed: {}", o.job_id, e.what());
         rc = 70;

@@ -34,6 +34,7 @@ struct StartOptions {
     std::string sysfs_root = "/sys";
     std::string log_file = k_default_log_file;
     std::string config = k_default_config;
+    std::string spool_dir;               // empty: [node] spool-dir of the config, else colmet-node's default
     std::string node_binary;             // empty: colmet-node next to colmet-job, then the install dirs, then PATH
     std::vector<std::string> node_args;  // after "--": passed to colmet-node as they are
     int verbosity = 0;
@@ -45,8 +46,23 @@ struct StopOptions {
     std::string run_dir = k_default_run_dir;
     double timeout_s = 5;  // SIGTERM, then SIGKILL after this long
     std::string log_file = k_default_log_file;
+    std::string config = k_default_config;
+    std::string spool_dir;  // as StartOptions
     int verbosity = 0;
 };
+
+struct FlushSpoolOptions {
+    std::string spool_dir;  // as StartOptions
+    std::string config = k_default_config;
+    double wait_s = 30;
+    double max_age_s = 86400;
+    bool hook = false;
+    std::string log_file;  // empty: stderr (hook mode: k_default_log_file)
+    int verbosity = 0;
+};
+
+// Exit codes of flush-spool outside hook mode.
+inline constexpr int k_exit_spool_kept = 75;  // some messages wait for the next flush (EX_TEMPFAIL)
 
 struct StatusOptions {
     std::string run_dir = k_default_run_dir;
@@ -55,5 +71,14 @@ struct StatusOptions {
 int start_command(const StartOptions &options);
 int stop_command(const StopOptions &options);
 int status_command(const StatusOptions &options);
+int flush_spool_command(const FlushSpoolOptions &options);
+
+// The node spool directory: `given`, else [node] spool-dir of the config,
+// else colmet-node's default. "" when the config turns the spool off.
+std::string spool_dir_of(const std::string &given, const std::string &config);
+// Start `colmet-job flush-spool` detached when the spool holds files: what
+// start and stop do after their job, so that spooled data goes as soon as
+// a collector answers. Quiet when there is nothing to do.
+void flush_spool_in_background(const std::string &spool_dir, const std::string &config, const std::string &log_file);
 
 }  // namespace colmet::job

@@ -86,6 +86,7 @@ int stop_command(const StopOptions &o)
     int rc = 0;
     try {
         rc = do_stop(o);
+        flush_spool_in_background(spool_dir_of(o.spool_dir, o.config), o.config, o.log_file);
     } catch (const std::exception &e) {
         spdlog::error("job {}: stop failed: {}", o.job_id, e.what());
         rc = 70;

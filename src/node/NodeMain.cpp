@@ -24,6 +24,7 @@
 #include <algorithm>
 #include <csignal>
 #include <cstdio>
+#include <filesystem>
 #include <unistd.h>
 
 namespace colmet::node {
@@ -83,8 +84,20 @@ void add_options(CLI::App &app, NodeOptions &o)
         ->check(CLI::Range(0.0, 60.0))
         ->capture_default_str();
     app.add_option("--outbox-size", o.outbox_mib,
-                   "MiB of unacknowledged messages kept in memory; beyond, the oldest are dropped and counted")
-        ->check(CLI::Range(1, 4096))
+                   "MiB of unacknowledged messages kept in memory; beyond, the oldest go to the spool (without one: "
+                   "are dropped and counted)")
+        ->check(CLI::Range(0.01, 4096.0))
+        ->capture_default_str();
+    app.add_option("--spool-dir", o.spool_dir,
+                   "The node spool: unacknowledged messages beyond --outbox-size, and at the job end all of them, "
+                   "are written here until a flush delivers them (root-only; 'none': no spool)")
+        ->capture_default_str();
+    app.add_option("--spool-size", o.spool_mib,
+                   "MiB of spool per job; beyond, its oldest messages are dropped and counted")
+        ->check(CLI::Range(0.01, 65536.0))
+        ->capture_default_str();
+    app.add_option("--spool-node-size", o.spool_node_mib, "MiB of spool for all the jobs of the node")
+        ->check(CLI::Range(0.01, 262144.0))
         ->capture_default_str();
     app.add_option("--zeromq-linger", o.zmq.linger_ms,
                    "Milliseconds spent at exit delivering queued messages (-1 = until delivered)")
@@ -146,6 +159,18 @@ size_t count_job_cpus(const cgroup::CgroupPaths &paths)
     }
     long n = sysconf(_SC_NPROCESSORS_ONLN);
     return n > 0 ? static_cast<size_t>(n) : 1;
+}
+
+size_t mib_to_bytes(double mib) { return static_cast<size_t>(mib * 1024 * 1024); }
+
+// Key files are read again by a later flush, from another directory.
+std::string absolute_path(const std::string &path)
+{
+    if (path.empty())
+        return path;
+    std::error_code ec;
+    auto abs = std::filesystem::absolute(path, ec);
+    return ec ? path : abs.string();
 }
 
 std::string default_hostname()
@@ -317,9 +342,18 @@ int run(const NodeOptions &o)
     config.host = o.hostname.empty() ? default_hostname() : o.hostname;
     config.period_s = o.period_s;
     config.collector_uri = zmq->uri;
-    config.outbox_bytes = static_cast<size_t>(o.outbox_mib) << 20;
+    config.outbox_bytes = mib_to_bytes(o.outbox_mib);
     config.ack_timeout_s = o.ack_timeout_s;
     config.ack_wait_s = o.ack_wait_s;
+    if (o.spool_dir != "none" && !o.spool_dir.empty() && !zmq->ack_uri.empty()) {
+        config.spool_dir = o.spool_dir;
+        config.spool_limits.job_bytes = mib_to_bytes(o.spool_mib);
+        config.spool_limits.node_bytes = mib_to_bytes(o.spool_node_mib);
+        config.spool_target.uri = zmq->uri;
+        config.spool_target.ack_uri = zmq->ack_uri;
+        config.spool_target.curve_server_key = absolute_path(zmq->curve_server_key);
+        config.spool_target.curve_secret_key = absolute_path(zmq->curve_secret_key);
+    }
     if (o.enable_perfhw)
         if (auto names = backends::perfhw::split_event_list(o.perfhw_list))
             config.perfhw_events = std::move(*names);

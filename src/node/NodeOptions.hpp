@@ -26,7 +26,10 @@ struct NodeOptions {
     ZmqOptions zmq;
     double ack_timeout_s = 30;  // see SamplerConfig
     double ack_wait_s = 2;
-    int outbox_mib = 16;
+    double outbox_mib = 16;
+    std::string spool_dir = "/var/spool/colmet";  // the node spool ("none": no spool)
+    double spool_mib = 64;                        // per job
+    double spool_node_mib = 512;                  // all the node's spool files
     std::vector<std::string> disabled_backends;
     bool enable_perfhw = false;  // backend perfhw (perf_event in cgroup mode)
     std::vector<std::string> perfhw_list = {"instructions", "cache_misses", "page_faults"};

@@ -23,9 +23,6 @@
 namespace colmet::node {
 namespace {
 
-constexpr int k_send_retry_ms = 100;  // while messages wait for a connection
-constexpr int64_t k_max_ack_timeout_ns = int64_t{300} * 1'000'000'000;
-
 }  // namespace
 
 Sampler::Sampler(SamplerConfig config, std::vector<std::unique_ptr<MetricBackend>> backends,
@@ -40,8 +37,17 @@ Sampler::Sampler(SamplerConfig config, std::vector<std::unique_ptr<MetricBackend
         m_msg.version = wire::k_acked_protocol_version;
         m_msg.ack = 1;
         m_transport->listen_for_acks(m_msg.sender);
-        m_outbox = std::make_unique<Outbox>(m_config.outbox_bytes);
-        m_ack_timeout_ns = ack_timeout_base_ns();
+        std::unique_ptr<Spool> spool;
+        if (!m_config.spool_dir.empty()) {
+            SpoolHeader header = m_config.spool_target;
+            header.job_id = m_config.job_id;
+            header.sender = m_msg.sender;
+            spool = std::make_unique<Spool>(m_config.spool_dir, std::move(header), m_config.spool_limits);
+        }
+        const std::string job = m_config.job_id;
+        m_outbox = std::make_unique<Outbox>(m_config.outbox_bytes, std::move(spool),
+                                            [job](const std::string &text) { spdlog::warn("job {}: {}", job, text); });
+        m_delivery = std::make_unique<Delivery>(*m_transport, *m_outbox, m_config.ack_timeout_s);
     }
     m_msg.backends.resize(m_backends.size());
     for (size_t i = 0; i < m_backends.size(); ++i) {
@@ -159,7 +165,9 @@ void Sampler::send_current()
     m_msg.dropped = m_unreported_drops;
     if (m_outbox) {
         m_msg.base = m_outbox->base();
-        OutboxEntry entry{m_msg.seq, {}, 0};
+        OutboxEntry entry;
+        entry.seq = m_msg.seq;
+        entry.time_ns = m_msg.time_ns;
         if (auto r = wire::encode(m_msg, entry.bytes, &entry.base_at); !r) {
             ++m_stats.encode_errors;
             return;
@@ -170,7 +178,7 @@ void Sampler::send_current()
         ++m_msg.seq;
         m_unreported_drops = 0;
         m_msg.meta.clear();
-        pump();
+        m_delivery->pump();
         return;
     }
     if (auto r = wire::encode(m_msg, m_buffer); !r) {
@@ -199,40 +207,12 @@ void Sampler::step(wire::MessageKind kind)
     handle_transport(monotonic_ns());
 }
 
-void Sampler::pump()
-{
-    while (OutboxEntry *entry = m_outbox->next()) {
-        if (!m_transport->send(entry->bytes))
-            return;  // not connected, or ZeroMQ's queue is full: later
-        m_outbox->sent();
-        if (m_ack_deadline_ns == 0)
-            m_ack_deadline_ns = monotonic_ns() + m_ack_timeout_ns;
-    }
-}
-
 void Sampler::handle_transport(int64_t now_mono_ns)
 {
-    const TransportEvents events = m_transport->events();
-    if (!m_outbox)
-        return;
-    if (events.acked && m_outbox->acknowledge(*events.acked)) {
-        m_ack_timeout_ns = ack_timeout_base_ns();
-        m_ack_deadline_ns = m_outbox->empty() ? 0 : now_mono_ns + m_ack_timeout_ns;
-    }
-    if (events.reconnected && m_outbox->rewind()) {
-        // What was on its way over the old connection may be gone.
-        spdlog::debug("connected to the collector: sending the {} unacknowledged messages from seq {}",
-                      m_outbox->size(), m_outbox->base());
-    } else if (m_ack_deadline_ns != 0 && now_mono_ns >= m_ack_deadline_ns && m_outbox->rewind()) {
-        spdlog::warn("no acknowledgement from the collector for {} s: sending the {} unacknowledged messages again "
-                     "from seq {}",
-                     m_ack_timeout_ns / 1'000'000'000, m_outbox->size(), m_outbox->base());
-        m_ack_timeout_ns = std::min(m_ack_timeout_ns * 2, k_max_ack_timeout_ns);
-        m_ack_deadline_ns = now_mono_ns + m_ack_timeout_ns;
-    }
-    if (m_outbox->empty())
-        m_ack_deadline_ns = 0;
-    pump();
+    if (m_delivery)
+        m_delivery->handle(now_mono_ns);
+    else
+        (void)m_transport->events();  // logs failed handshakes
 }
 
 namespace {
@@ -249,14 +229,6 @@ int open_signalfd()
 
 int64_t period_ns_of(double period_s) { return static_cast<int64_t>(std::llround(period_s * 1e9)); }
 
-int to_timeout_ms(int64_t wait_ns)
-{
-    if (wait_ns <= 0)
-        return 0;
-    int64_t ms = (wait_ns + 999'999) / 1'000'000;
-    return static_cast<int>(std::min<int64_t>(ms, INT_MAX));
-}
-
 }  // namespace
 
 int Sampler::poll_timeout_ms(bool legacy_pending) const
@@ -264,13 +236,8 @@ int Sampler::poll_timeout_ms(bool legacy_pending) const
     if (legacy_pending)
         return 0;
     int timeout = to_timeout_ms(m_next_ns - realtime_ns());
-    if (m_outbox) {
-        // ZeroMQ says nothing when a connection comes back: try again soon.
-        if (!m_outbox->all_sent())
-            timeout = std::min(timeout, k_send_retry_ms);
-        if (m_ack_deadline_ns != 0)
-            timeout = std::min(timeout, to_timeout_ms(m_ack_deadline_ns - monotonic_ns()));
-    }
+    if (m_delivery)
+        timeout = m_delivery->poll_timeout_ms(timeout);
     if (m_control) {
         int64_t deadline = m_control->next_deadline();
         if (deadline != INT64_MAX)
@@ -338,7 +305,7 @@ int Sampler::run()
         send_current();
         if (m_stats.dropped != reported_drops) {
             // At most one line per period, only while drops happen.
-            spdlog::warn("collector queue full: {} messages dropped so far", m_stats.dropped);
+            spdlog::warn("{}: {} messages dropped so far", drop_reason(), m_stats.dropped);
             reported_drops = m_stats.dropped;
         }
         m_next_ns = next_aligned(now, period_ns_of(m_config.period_s));
@@ -353,21 +320,25 @@ int Sampler::run()
 
 void Sampler::finish()
 {
-    if (m_outbox) {
-        // Wait for the last acknowledgements, unless the collector is
-        // known to be away: the job's end never waits for it.
-        const int64_t until = monotonic_ns() + static_cast<int64_t>(m_config.ack_wait_s * 1e9);
-        const int fd = m_transport->event_fd();
-        handle_transport(monotonic_ns());
-        for (int64_t now = monotonic_ns(); !m_outbox->empty() && now < until && m_transport->may_answer();
-             now = monotonic_ns()) {
-            pollfd p{fd, POLLIN, 0};
-            ::poll(&p, 1, std::min(k_send_retry_ms, to_timeout_ms(until - now)));
-            handle_transport(monotonic_ns());
-        }
-        m_stats.unacknowledged = m_outbox->size();
+    if (m_delivery) {
+        // Wait for the last acknowledgements, unless the collector is known
+        // to be away: the job's end never waits for it. What is left goes
+        // to the spool for a later flush.
+        m_delivery->wait(m_config.ack_wait_s);
+        m_stats.spooled = m_outbox->spool_all();
+        m_stats.dropped = m_outbox->stats().overflowed;
+        m_stats.unacknowledged = m_outbox->size() - m_stats.spooled;
     }
     log_end();
+}
+
+const char *Sampler::drop_reason() const
+{
+    if (!m_outbox)
+        return "collector queue full";
+    if (m_outbox->spool())
+        return "outbox and spool full (the collector is away)";
+    return "outbox full (the collector is away; no spool)";
 }
 
 void Sampler::log_end() const
@@ -377,13 +348,19 @@ void Sampler::log_end() const
         return;
     }
     const OutboxStats &o = m_outbox->stats();
-    const auto line =
-        fmt::format("job {} ended: {} messages sent, {} acknowledged, {} resent, {} dropped (outbox "
-                    "full), {} unacknowledged",
-                    m_config.job_id, m_stats.samples, o.acknowledged, o.resent, o.overflowed, m_stats.unacknowledged);
+    const auto line = fmt::format("job {} ended: {} messages sent, {} acknowledged, {} resent, {} spooled, {} "
+                                  "dropped, {} unacknowledged",
+                                  m_config.job_id, m_stats.samples, o.acknowledged, o.resent, m_stats.spooled,
+                                  m_stats.dropped, m_stats.unacknowledged);
+    const char *why = m_transport->may_answer() ? "no answer within ack-wait" : "unreachable";
     if (m_stats.unacknowledged > 0)
-        spdlog::warn("{}: the collector ({}) did not confirm them; they may be missing from the job's file", line,
-                     m_transport->may_answer() ? "no answer within ack-wait" : "unreachable");
+        spdlog::warn("{}: the collector ({}) did not confirm them and they could not be spooled; they may be "
+                     "missing from the job's file",
+                     line, why);
+    else if (m_stats.spooled > 0)
+        spdlog::warn("{}: the collector ({}) did not confirm them; the spool {} keeps them until a flush (colmet-job "
+                     "flush-spool, or the next job's start or stop)",
+                     line, why, m_outbox->spool()->path().string());
     else
         spdlog::info("{}", line);
 }

@@ -11,7 +11,9 @@
 #include "node/MetricBackend.hpp"
 #include "node/Transport.hpp"
 #include "node/control/ControlProtocol.hpp"
+#include "node/delivery/Delivery.hpp"
 #include "node/delivery/Outbox.hpp"
+#include "node/delivery/Spool.hpp"
 #include "wire/message.hpp"
 
 #include <poll.h>
@@ -58,13 +60,21 @@ struct SamplerConfig {
     size_t outbox_bytes = size_t{16} << 20;
     double ack_timeout_s = 30;
     double ack_wait_s = 2;
+    // The node spool (Spool.hpp; empty: none): where the outbox's overflow
+    // goes, and at the job end what is still unacknowledged. `spool_target`
+    // says where a later flush sends it (the job and the sender are filled
+    // in by the sampler).
+    std::string spool_dir;
+    SpoolLimits spool_limits;
+    SpoolHeader spool_target;
 };
 
 struct SamplerStats {
     uint64_t samples = 0;  // messages queued (with acknowledgements: put in the outbox)
     uint64_t dropped = 0;  // messages refused by the full queue, or pushed out of the full outbox
     uint64_t encode_errors = 0;
-    uint64_t unacknowledged = 0;  // messages still unacknowledged when the sampler stopped
+    uint64_t spooled = 0;         // of those unacknowledged at the end, left in the spool for a flush
+    uint64_t unacknowledged = 0;  // unacknowledged at the end and not in the spool: may be missing
 };
 
 class Sampler {
@@ -121,12 +131,11 @@ public:
 
 private:
     void send_current();
-    // Acknowledged delivery: send what the outbox holds unsent; take in
-    // acknowledgements and reconnections, send again after a timeout.
-    void pump();
+    // Take in what the transport reports; with acknowledged delivery, send
+    // what is due (Delivery).
     void handle_transport(int64_t now_mono_ns);
-    int64_t ack_timeout_base_ns() const { return static_cast<int64_t>(m_config.ack_timeout_s * 1e9); }
     void log_end() const;
+    const char *drop_reason() const;  // why messages are dropped, for the log
     int poll_timeout_ms(bool legacy_pending) const;
     size_t perfhw_index() const;  // index of the "perfhw" backend, or npos
     void refresh_cgroups();       // before a sample
@@ -141,8 +150,7 @@ private:
     SamplerStats m_stats;
     uint64_t m_unreported_drops = 0;
     std::unique_ptr<Outbox> m_outbox;
-    int64_t m_ack_deadline_ns = 0;  // CLOCK_MONOTONIC: resend if no acknowledgement by then (0: none due)
-    int64_t m_ack_timeout_ns = 0;   // the current timeout, doubled after each fruitless resend
+    std::unique_ptr<Delivery> m_delivery;
 
     std::unique_ptr<control::ControlServer> m_control;
     std::unique_ptr<control::LegacyControl> m_legacy;

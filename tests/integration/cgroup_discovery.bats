@@ -75,7 +75,7 @@ PYEOF
 
 start_node() {  # start_node JOB [args...]
   local job=$1; shift
-  "$COLMET_BIN/colmet-node" --job-id "$job" --zeromq-uri "$URI" -s 0.2 --control-dir "" -v "$@" \
+  "$COLMET_BIN/colmet-node" --job-id "$job" --zeromq-uri "$URI" -s 0.2 --control-dir "" --spool-dir "$BATS_TEST_TMPDIR/spool" -v "$@" \
     2>>"$BATS_TEST_TMPDIR/node.log" &
   NODE_PID=$!
 }

@@ -93,7 +93,7 @@ stop_collector() {
   REL="/colmet-test/sec-$$"
   make_job_cgroup "$REL"
   # The real node: its own key, its own host name.
-  "$COLMET_BIN/colmet-node" --config /dev/null --job-id 77 --cgroup "$REL" --hostname node042 \
+  "$COLMET_BIN/colmet-node" --config /dev/null --spool-dir "$BATS_TEST_TMPDIR/spool" --job-id 77 --cgroup "$REL" --hostname node042 \
     --zeromq-uri "$URI" --curve-server-key "$KEYS/collector.pub" --curve-secret-key "$KEYS/node042.key" \
     --sample-period 0.2 --control-dir "" --user alice -v 2>"$BATS_TEST_TMPDIR/node.log" &
   NODE_PID=$!
@@ -105,7 +105,7 @@ stop_collector() {
   as_mallory "$MALLORY_BIN/colmet-forge" --uri "$URI" --host node042 --job 77 --kind job_end --value 1e12 \
     --linger 1000
   # The same, as her own colmet-node: it cannot read the node's key either.
-  run as_mallory "$MALLORY_BIN/colmet-node" --config /dev/null --job-id 77 --cgroup "$REL" --hostname node042 \
+  run as_mallory "$MALLORY_BIN/colmet-node" --config /dev/null --spool-dir "$BATS_TEST_TMPDIR/spool" --job-id 77 --cgroup "$REL" --hostname node042 \
     --zeromq-uri "$URI" --curve-server-key "$KEYS/collector.pub" --curve-secret-key "$KEYS/node042.key" \
     --control-dir ""
   [ "$status" -eq 64 ]

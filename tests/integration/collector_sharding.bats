@@ -39,7 +39,7 @@ start_named() {
 # node JOB HOST URI...: a sampler of the shared cgroup, in the background.
 node() {
   local job=$1 host=$2 uri=$3
-  "$COLMET_BIN/colmet-node" --config /dev/null --job-id "$job" --hostname "$host" --cgroup "$REL" \
+  "$COLMET_BIN/colmet-node" --config /dev/null --spool-dir "$BATS_TEST_TMPDIR/spool" --job-id "$job" --hostname "$host" --cgroup "$REL" \
     --zeromq-uri "$uri" --sample-period 0.5 --control-dir "" -v 2>"$BATS_TEST_TMPDIR/node-$job-$host.log" &
   NODE_PIDS+=($!)
 }
@@ -80,7 +80,7 @@ stop_nodes() {
       log="$BATS_TEST_TMPDIR/node-$job-$h.log"
       uri=$(sed -n "s/.*every 0.5 s to \(tcp:[^ ]*\) (the job's collector of those in --zeromq-uri).*/\1/p" "$log")
       # Every message acknowledged, none given up.
-      sent=$(sed -n "s/.*job $job ended: \([0-9]*\) messages sent, \1 acknowledged, .* 0 dropped (outbox full), 0 unacknowledged.*/\1/p" "$log")
+      sent=$(sed -n "s/.*job $job ended: \([0-9]*\) messages sent, \1 acknowledged, .* 0 spooled, 0 dropped, 0 unacknowledged.*/\1/p" "$log")
       [ -n "$uri" ] && [ -n "$sent" ] || { cat "$log"; false; }
       if [ "$uri" = "$URI_A" ]; then name=A; else name=B; fi
       printf '%s\t%s\t%s\t%s\n' "$job" "$h" "$name" "$sent" >> "$expected"
@@ -146,14 +146,14 @@ PYEOF
 }
 
 @test "malformed collector lists are refused before anything starts" {
-  run "$COLMET_BIN/colmet-node" --config /dev/null --job-id x --cgroup /nowhere --zeromq-uri "tcp://a:1,,tcp://b:1"
+  run "$COLMET_BIN/colmet-node" --config /dev/null --spool-dir "$BATS_TEST_TMPDIR/spool" --job-id x --cgroup /nowhere --zeromq-uri "tcp://a:1,,tcp://b:1"
   [ "$status" -eq 64 ]
   [[ "$output" == *"empty address"* ]]
-  run "$COLMET_BIN/colmet-node" --config /dev/null --job-id x --cgroup /nowhere --zeromq-uri "$URI_A,$URI_A"
+  run "$COLMET_BIN/colmet-node" --config /dev/null --spool-dir "$BATS_TEST_TMPDIR/spool" --job-id x --cgroup /nowhere --zeromq-uri "$URI_A,$URI_A"
   [ "$status" -eq 64 ]
   [[ "$output" == *"listed twice"* ]]
   # One key file per collector, or one for all.
-  run "$COLMET_BIN/colmet-node" --config /dev/null --job-id x --cgroup /nowhere --zeromq-uri "$URI_A,$URI_B" \
+  run "$COLMET_BIN/colmet-node" --config /dev/null --spool-dir "$BATS_TEST_TMPDIR/spool" --job-id x --cgroup /nowhere --zeromq-uri "$URI_A,$URI_B" \
     --curve-server-key /k/a,/k/b,/k/c --curve-secret-key /k/node
   [ "$status" -eq 64 ]
   [[ "$output" == *"3 key files for 2 collectors"* ]]
@@ -170,7 +170,7 @@ PYEOF
   start_named B "$URI_B"
   make_job_cgroup "$REL"
   conf="$BATS_TEST_TMPDIR/colmet.conf"
-  printf '[node]\nzeromq-uri = %s, %s\n' "$URI_A" "$URI_B" > "$conf"
+  printf '[node]\nzeromq-uri = %s, %s\nspool-dir = %s\n' "$URI_A" "$URI_B" "$BATS_TEST_TMPDIR/spool" > "$conf"
   "$COLMET_BIN/colmet-node" --config "$conf" --job-id "conf-$$" --cgroup "$REL" --sample-period 0.5 \
     --control-dir "" -v 2>"$BATS_TEST_TMPDIR/node-conf.log" &
   NODE_PIDS+=($!)

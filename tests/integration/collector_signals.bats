@@ -40,7 +40,7 @@ PYEOF
   COLLECTOR_PID=$!
   make_job_cgroup "$REL"
   t0=$(date +%s%N)
-  "$COLMET_BIN/colmet-node" --config /dev/null --job-id "$JOB" --cgroup "$REL" --zeromq-uri "$URI" \
+  "$COLMET_BIN/colmet-node" --config /dev/null --spool-dir "$BATS_TEST_TMPDIR/spool" --job-id "$JOB" --cgroup "$REL" --zeromq-uri "$URI" \
     --sample-period 0.2 --control-dir "" 2>"$BATS_TEST_TMPDIR/node.log" &
   NODE_PID=$!
   sleep 2

@@ -48,7 +48,7 @@ teardown() {
 start_node() {
   start_collector "$URI" "$OUT"
   make_job_cgroup "$REL"
-  "$COLMET_BIN/colmet-node" --config /dev/null --job-id "$JOB" --cgroup "$REL" --zeromq-uri "$URI" \
+  "$COLMET_BIN/colmet-node" --config /dev/null --spool-dir "$BATS_TEST_TMPDIR/spool" --job-id "$JOB" --cgroup "$REL" --zeromq-uri "$URI" \
     --hostname "$HOST" --control-dir "$CTLDIR" -v "$@" 2>"$BATS_TEST_TMPDIR/node.log" &
   NODE_PID=$!
   local i
@@ -267,7 +267,7 @@ s = socket.socket(socket.AF_UNIX); s.connect(sys.argv[1]); s.sendall(sys.stdin.b
   stop_all
   # An unusable --control-dir is a warning, not a failure.
   mkdir -p "$BATS_TEST_TMPDIR/ro"; touch "$BATS_TEST_TMPDIR/ro/file"
-  "$COLMET_BIN/colmet-node" --config /dev/null --job-id "$JOB" --cgroup "$REL" --zeromq-uri "$URI" \
+  "$COLMET_BIN/colmet-node" --config /dev/null --spool-dir "$BATS_TEST_TMPDIR/spool" --job-id "$JOB" --cgroup "$REL" --zeromq-uri "$URI" \
     --control-dir "$BATS_TEST_TMPDIR/ro/file/sub" -s 0.2 2>"$BATS_TEST_TMPDIR/node2.log" &
   NODE_PID=$!
   sleep 0.6

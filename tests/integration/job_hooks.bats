@@ -18,7 +18,7 @@ setup() {
 teardown() {
   local j
   for j in "${JOBS[@]}"; do
-    "$COLMET_BIN/colmet-job" stop --hook --job-id "$j" --run-dir "$RUN" --log-file "$LOG" || true
+    "$COLMET_BIN/colmet-job" stop --hook --job-id "$j" --run-dir "$RUN" --spool-dir "$BATS_TEST_TMPDIR/spool" --log-file "$LOG" || true
   done
   for rel in "${CGROUPS[@]}"; do remove_job_cgroup "$rel"; rmdir "$CGROOT/perf_event$rel" 2>/dev/null || true; done
   [ -n "${COLLECTOR_PID:-}" ] && stop_pid "$COLLECTOR_PID"
@@ -38,7 +38,7 @@ job_cgroup() {
 start_job() {  # start_job JOB USER [args...]
   local job=$1 user=$2; shift 2
   "$COLMET_BIN/colmet-job" start --job-id "$job" --user "$user" --scheduler oar --zeromq-uri "$URI" \
-    --run-dir "$RUN" --log-file "$LOG" -s 0.5 "$@"
+    --run-dir "$RUN" --spool-dir "$BATS_TEST_TMPDIR/spool" --log-file "$LOG" -s 0.5 "$@"
 }
 
 record_pid() { sed -n 's/^pid=//p' "$RUN/$1.pid"; }
@@ -72,7 +72,7 @@ record_pid() { sed -n 's/^pid=//p' "$RUN/$1.pid"; }
   # and the workload: what colmet-cputime's whole-life figure covers.
   in_cgroup "$rel" sh -c "echo \$\$ > $CGROOT/perf_event$rel/cgroup.procs; exec $COLMET_BIN/colmet-cputime --output $BATS_TEST_TMPDIR/cputime.json -- $COLMET_BIN/colmet-workload --cpu-seconds 1"
 
-  run "$COLMET_BIN/colmet-job" stop --job-id "$job" --run-dir "$RUN" --log-file "$LOG"
+  run "$COLMET_BIN/colmet-job" stop --job-id "$job" --run-dir "$RUN" --spool-dir "$BATS_TEST_TMPDIR/spool" --log-file "$LOG"
   echo "$output"
   [ "$status" -eq 0 ]
   ! kill -0 "$pid" 2>/dev/null
@@ -110,10 +110,10 @@ record_pid() { sed -n 's/^pid=//p' "$RUN/$1.pid"; }
 }
 
 @test "stopping an unknown job: an error outside hook mode, exit 0 and a log line in hook mode" {
-  run "$COLMET_BIN/colmet-job" stop --job-id no-such-job --run-dir "$RUN" --log-file "$LOG"
+  run "$COLMET_BIN/colmet-job" stop --job-id no-such-job --run-dir "$RUN" --spool-dir "$BATS_TEST_TMPDIR/spool" --log-file "$LOG"
   [ "$status" -eq 1 ]
   [[ "$output" == *"no sampler recorded"* ]]
-  run "$COLMET_BIN/colmet-job" stop --hook --job-id no-such-job --run-dir "$RUN" --log-file "$LOG"
+  run "$COLMET_BIN/colmet-job" stop --hook --job-id no-such-job --run-dir "$RUN" --spool-dir "$BATS_TEST_TMPDIR/spool" --log-file "$LOG"
   [ "$status" -eq 0 ]
   [ -z "$output" ]
   [ "$(grep -c 'job no-such-job: no sampler recorded' "$LOG")" -eq 2 ]
@@ -138,7 +138,7 @@ record_pid() { sed -n 's/^pid=//p' "$RUN/$1.pid"; }
   [ "$pid2" != "$pid" ]
   kill -9 "$pid2"
   for i in $(seq 50); do kill -0 "$pid2" 2>/dev/null || break; sleep 0.05; done
-  run "$COLMET_BIN/colmet-job" stop --hook --job-id "$job" --run-dir "$RUN" --log-file "$LOG"
+  run "$COLMET_BIN/colmet-job" stop --hook --job-id "$job" --run-dir "$RUN" --spool-dir "$BATS_TEST_TMPDIR/spool" --log-file "$LOG"
   [ "$status" -eq 0 ]
   grep -q "job $job: the sampler (pid $pid2) had already exited" "$LOG"
   [ ! -e "$RUN/$job.pid" ]
@@ -156,7 +156,7 @@ record_pid() { sed -n 's/^pid=//p' "$RUN/$1.pid"; }
   [ $(( (t1 - t0) / 1000000 )) -lt 2000 ]
   sleep 1
   t0=$(date +%s%N)
-  run "$COLMET_BIN/colmet-job" stop --hook --job-id "$job" --run-dir "$RUN" --log-file "$LOG" --timeout 3
+  run "$COLMET_BIN/colmet-job" stop --hook --job-id "$job" --run-dir "$RUN" --spool-dir "$BATS_TEST_TMPDIR/spool" --log-file "$LOG" --timeout 3
   t1=$(date +%s%N)
   [ "$status" -eq 0 ]
   [ $(( (t1 - t0) / 1000000 )) -lt 3500 ]
@@ -174,12 +174,12 @@ record_pid() { sed -n 's/^pid=//p' "$RUN/$1.pid"; }
   [ -f "$RUN/77_3.batch.pid" ]
   run "$COLMET_BIN/colmet-job" status --run-dir "$RUN"
   [[ "$output" == *"$job"*"$user"*running* ]]
-  run "$COLMET_BIN/colmet-job" stop --job-id "$job" --run-dir "$RUN" --log-file "$LOG"
+  run "$COLMET_BIN/colmet-job" stop --job-id "$job" --run-dir "$RUN" --spool-dir "$BATS_TEST_TMPDIR/spool" --log-file "$LOG"
   [ "$status" -eq 0 ]
   stop_pid "$COLLECTOR_PID"; COLLECTOR_PID=
   [ -f "$OUT/77_3.batch.h5" ]
   # A user name that would escape the cgroup tree is refused.
-  run "$COLMET_BIN/colmet-job" start --job-id 5 --user "../../x" --scheduler oar --run-dir "$RUN" --log-file "$LOG"
+  run "$COLMET_BIN/colmet-job" start --job-id 5 --user "../../x" --scheduler oar --run-dir "$RUN" --spool-dir "$BATS_TEST_TMPDIR/spool" --log-file "$LOG"
   [ "$status" -eq 64 ]
   [[ "$output" == *"user name"* ]]
 }
@@ -226,7 +226,7 @@ cgroup_levels() {
   CGROUPS+=("$top/uid_0/job_1" "$top/uid_0/job_2" "$top/uid_0" "$top" "/colmet-kept-$$/job_3" "/colmet-kept-$$")
   for j in 1 2; do
     run "$COLMET_BIN/colmet-job" start --job-id "t$$-$j" --user root --cgroup "$top/uid_0/job_$j" --create-cgroup \
-      --zeromq-uri "$URI" --run-dir "$RUN" --log-file "$LOG" -s 0.5
+      --zeromq-uri "$URI" --run-dir "$RUN" --spool-dir "$BATS_TEST_TMPDIR/spool" --log-file "$LOG" -s 0.5
     echo "$output"
     [ "$status" -eq 0 ]
     JOBS+=("t$$-$j")
@@ -237,22 +237,22 @@ cgroup_levels() {
   # A step sampled below job 1 (as Slurm's steps are): its stop leaves job 1's cgroup.
   CGROUPS=("$top/uid_0/job_1/step_0" "${CGROUPS[@]}")
   run "$COLMET_BIN/colmet-job" start --job-id "t$$-1.0" --user root --cgroup "$top/uid_0/job_1/step_0" \
-    --create-cgroup --zeromq-uri "$URI" --run-dir "$RUN" --log-file "$LOG" -s 0.5
+    --create-cgroup --zeromq-uri "$URI" --run-dir "$RUN" --spool-dir "$BATS_TEST_TMPDIR/spool" --log-file "$LOG" -s 0.5
   [ "$status" -eq 0 ]
   JOBS+=("t$$-1.0")
-  run "$COLMET_BIN/colmet-job" stop --job-id "t$$-1.0" --run-dir "$RUN" --log-file "$LOG"
+  run "$COLMET_BIN/colmet-job" stop --job-id "t$$-1.0" --run-dir "$RUN" --spool-dir "$BATS_TEST_TMPDIR/spool" --log-file "$LOG"
   [ "$status" -eq 0 ]
   [ -z "$(cgroup_levels "$top/uid_0/job_1/step_0")" ]
   [ -n "$(cgroup_levels "$top/uid_0/job_1")" ]
   grep -q "job t$$-1.0: leaving cgroup level $top/uid_0/job_1: it is or holds another running job's cgroup" "$LOG"
-  run "$COLMET_BIN/colmet-job" stop --job-id "t$$-1" --run-dir "$RUN" --log-file "$LOG"
+  run "$COLMET_BIN/colmet-job" stop --job-id "t$$-1" --run-dir "$RUN" --spool-dir "$BATS_TEST_TMPDIR/spool" --log-file "$LOG"
   [ "$status" -eq 0 ]
   # Job 2 still runs under uid_0: the level stays.
   [ -n "$(cgroup_levels "$top/uid_0/job_2")" ]
   [ -z "$(cgroup_levels "$top/uid_0/job_1")" ]
   grep -q "job t$$-1: leaving cgroup level $top/uid_0: it is or holds another running job's cgroup" "$LOG"
   # The last job to end removes them.
-  run "$COLMET_BIN/colmet-job" stop --job-id "t$$-2" --run-dir "$RUN" --log-file "$LOG"
+  run "$COLMET_BIN/colmet-job" stop --job-id "t$$-2" --run-dir "$RUN" --spool-dir "$BATS_TEST_TMPDIR/spool" --log-file "$LOG"
   [ "$status" -eq 0 ]
   [ -z "$(cgroup_levels "$top")" ]
   grep -q "job t$$-2: removed cgroup level $top that start created" "$LOG"
@@ -260,11 +260,11 @@ cgroup_levels() {
   make_job_cgroup "/colmet-kept-$$"
 
   run "$COLMET_BIN/colmet-job" start --job-id "t$$-3" --user root --cgroup "/colmet-kept-$$/job_3" --create-cgroup \
-    --zeromq-uri "$URI" --run-dir "$RUN" --log-file "$LOG" -s 0.5
+    --zeromq-uri "$URI" --run-dir "$RUN" --spool-dir "$BATS_TEST_TMPDIR/spool" --log-file "$LOG" -s 0.5
   [ "$status" -eq 0 ]
   JOBS+=("t$$-3")
   grep -q "^created_from=\$" "$RUN/t$$-3.pid"
-  run "$COLMET_BIN/colmet-job" stop --job-id "t$$-3" --run-dir "$RUN" --log-file "$LOG"
+  run "$COLMET_BIN/colmet-job" stop --job-id "t$$-3" --run-dir "$RUN" --spool-dir "$BATS_TEST_TMPDIR/spool" --log-file "$LOG"
   [ "$status" -eq 0 ]
   [ -z "$(cgroup_levels "/colmet-kept-$$/job_3")" ]
   [ -n "$(cgroup_levels "/colmet-kept-$$")" ]

@@ -125,7 +125,7 @@ leftover_cgroups() {
 }
 
 @test "an unknown perf event is a clear error at start" {
-  run "$COLMET_BIN/colmet-node" --config /dev/null --job-id 1 --cgroup / --enable-perfhw --perfhw-list no_such_event
+  run "$COLMET_BIN/colmet-node" --config /dev/null --spool-dir "$BATS_TEST_TMPDIR/spool" --job-id 1 --cgroup / --enable-perfhw --perfhw-list no_such_event
   [ "$status" -eq 64 ]
   [[ "$output" == *"unknown perf event 'no_such_event'"* ]]
 }

@@ -52,7 +52,7 @@ has_device() {
     >"$BATS_TEST_TMPDIR/out.txt" 2>"$BATS_TEST_TMPDIR/collector.log" &
   COLLECTOR_PID=$!
   make_job_cgroup "$REL"
-  "$COLMET_BIN/colmet-node" --config /dev/null --job-id "$JOB" --cgroup "$REL" --zeromq-uri "$URI" -s 0.2 \
+  "$COLMET_BIN/colmet-node" --config /dev/null --spool-dir "$BATS_TEST_TMPDIR/spool" --job-id "$JOB" --cgroup "$REL" --zeromq-uri "$URI" -s 0.2 \
     --hostname nbhost --enable-RAPL --enable-temperature --enable-infiniband --enable-lustre \
     --rapl-mapping-dir "$BATS_TEST_TMPDIR" --temperature-mapping-dir "$BATS_TEST_TMPDIR" \
     2>"$BATS_TEST_TMPDIR/node.log" &
@@ -105,7 +105,7 @@ has_device() {
   FEED_PID=$!
   start_collector "$URI" "$OUT" --flush-interval 0.2
   make_job_cgroup "$REL"
-  "$COLMET_BIN/colmet-node" --config /dev/null --job-id "$JOB" --cgroup "$REL" --zeromq-uri "$URI" -s 0.2 \
+  "$COLMET_BIN/colmet-node" --config /dev/null --spool-dir "$BATS_TEST_TMPDIR/spool" --job-id "$JOB" --cgroup "$REL" --zeromq-uri "$URI" -s 0.2 \
     --hostname nbhost --sysfs-root "$sys" --proc-root "$proc" --disable-backend processes \
     --enable-RAPL --enable-temperature --enable-infiniband --enable-lustre \
     --rapl-mapping-dir "$BATS_TEST_TMPDIR/maps" --temperature-mapping-dir "$BATS_TEST_TMPDIR/maps" \

@@ -11,20 +11,20 @@ load helpers
 }
 
 @test "colmet-node refuses bad metadata, host names and cgroups with exit 64" {
-  run "$COLMET_BIN/colmet-node" --config /dev/null --job-id 1 --cgroup / --meta "Bad-Key=1"
+  run "$COLMET_BIN/colmet-node" --config /dev/null --spool-dir "$BATS_TEST_TMPDIR/spool" --job-id 1 --cgroup / --meta "Bad-Key=1"
   [ "$status" -eq 64 ]
   [[ "$output" == *"--meta key 'Bad-Key'"* ]]
-  run "$COLMET_BIN/colmet-node" --config /dev/null --job-id 1 --cgroup / --meta "user=x"
+  run "$COLMET_BIN/colmet-node" --config /dev/null --spool-dir "$BATS_TEST_TMPDIR/spool" --job-id 1 --cgroup / --meta "user=x"
   [ "$status" -eq 64 ]
-  run "$COLMET_BIN/colmet-node" --config /dev/null --job-id 1 --cgroup / --hostname "a/b"
+  run "$COLMET_BIN/colmet-node" --config /dev/null --spool-dir "$BATS_TEST_TMPDIR/spool" --job-id 1 --cgroup / --hostname "a/b"
   [ "$status" -eq 64 ]
-  run "$COLMET_BIN/colmet-node" --config /dev/null --job-id 1 --cgroup /../../etc
+  run "$COLMET_BIN/colmet-node" --config /dev/null --spool-dir "$BATS_TEST_TMPDIR/spool" --job-id 1 --cgroup /../../etc
   [ "$status" -eq 64 ]
-  run "$COLMET_BIN/colmet-node" --config /dev/null --job-id 1 --cgroup /colmet-no-such-job-$$
+  run "$COLMET_BIN/colmet-node" --config /dev/null --spool-dir "$BATS_TEST_TMPDIR/spool" --job-id 1 --cgroup /colmet-no-such-job-$$
   [ "$status" -eq 69 ]
-  run "$COLMET_BIN/colmet-node" --config /dev/null --job-id 1 --cgroup / --disable-backend nope
+  run "$COLMET_BIN/colmet-node" --config /dev/null --spool-dir "$BATS_TEST_TMPDIR/spool" --job-id 1 --cgroup / --disable-backend nope
   [ "$status" -eq 64 ]
-  run "$COLMET_BIN/colmet-node" --config /dev/null --job-id "a/b" --cgroup /
+  run "$COLMET_BIN/colmet-node" --config /dev/null --spool-dir "$BATS_TEST_TMPDIR/spool" --job-id "a/b" --cgroup /
   [ "$status" -eq 64 ]
 }
 
@@ -81,7 +81,7 @@ load helpers
   cpid=$!
   rel="/colmet-test/cli-$$"
   make_job_cgroup "$rel"
-  "$COLMET_BIN/colmet-node" --config /dev/null --job-id "cli-$$" --cgroup "$rel" --zeromq-uri "$sock" -s 0.2 \
+  "$COLMET_BIN/colmet-node" --config /dev/null --spool-dir "$BATS_TEST_TMPDIR/spool" --job-id "cli-$$" --cgroup "$rel" --zeromq-uri "$sock" -s 0.2 \
     --hostname clihost --meta step=3 --enable-perfhw --perfhw-list task_clock --perfhw-mapping-dir "$BATS_TEST_TMPDIR" &
   npid=$!
   sleep 1

@@ -31,7 +31,7 @@ teardown() {
   # A memory limit, as the schedulers set one: it is stored with the samples.
   if cgroup_is_v2; then limit_file="$CGROOT$REL/memory.max"; else limit_file="$CGROOT/memory$REL/memory.limit_in_bytes"; fi
   echo $((1024 * 1024 * 1024)) > "$limit_file"
-  "$COLMET_BIN/colmet-node" --config /dev/null --job-id "$JOB" --cgroup "$REL" --zeromq-uri "$URI" \
+  "$COLMET_BIN/colmet-node" --config /dev/null --spool-dir "$BATS_TEST_TMPDIR/spool" --job-id "$JOB" --cgroup "$REL" --zeromq-uri "$URI" \
     --sample-period 0.5 --hostname "$HOSTNAME_TAG" --user tester -v 2>"$BATS_TEST_TMPDIR/node.log" &
   NODE_PID=$!
 
@@ -82,7 +82,7 @@ teardown() {
 @test "the collector keeps files of ended jobs intact after SIGKILL and reopens open ones" {
   start_collector "$URI" "$OUT" --flush-interval 0.5
   make_job_cgroup "$REL"
-  "$COLMET_BIN/colmet-node" --config /dev/null --job-id "$JOB" --cgroup "$REL" --zeromq-uri "$URI" \
+  "$COLMET_BIN/colmet-node" --config /dev/null --spool-dir "$BATS_TEST_TMPDIR/spool" --job-id "$JOB" --cgroup "$REL" --zeromq-uri "$URI" \
     --sample-period 0.2 --hostname "$HOSTNAME_TAG" 2>"$BATS_TEST_TMPDIR/node.log" &
   NODE_PID=$!
   sleep 2
@@ -115,7 +115,7 @@ file_figures() {
 kill_and_restart_collector() {
   start_collector "$URI" "$OUT" --flush-interval 5
   make_job_cgroup "$REL"
-  "$COLMET_BIN/colmet-node" --config /dev/null --job-id "$JOB" --cgroup "$REL" --zeromq-uri "$URI" \
+  "$COLMET_BIN/colmet-node" --config /dev/null --spool-dir "$BATS_TEST_TMPDIR/spool" --job-id "$JOB" --cgroup "$REL" --zeromq-uri "$URI" \
     --ack-uri "$1" --sample-period 0.2 --hostname "$HOSTNAME_TAG" -v 2>"$BATS_TEST_TMPDIR/node.log" &
   NODE_PID=$!
   sleep 7.5
@@ -131,7 +131,7 @@ kill_and_restart_collector() {
 
 @test "with acknowledgements, a collector SIGKILLed and restarted 10 s later loses no sample" {
   kill_and_restart_collector ""   # the default: acknowledgements on port + 1
-  read -r sent acked resent unacked <<<"$(sed -n 's/.* ended: \([0-9]*\) messages sent, \([0-9]*\) acknowledged, \([0-9]*\) resent, 0 dropped (outbox full), \([0-9]*\) unacknowledged.*/\1 \2 \3 \4/p' "$BATS_TEST_TMPDIR/node.log")"
+  read -r sent acked resent unacked <<<"$(sed -n 's/.* ended: \([0-9]*\) messages sent, \([0-9]*\) acknowledged, \([0-9]*\) resent, 0 spooled, 0 dropped, \([0-9]*\) unacknowledged.*/\1 \2 \3 \4/p' "$BATS_TEST_TMPDIR/node.log")"
   [ -n "$sent" ]
   read -r rows unique received lost last <<<"$(file_figures "$OUT/$JOB.h5")"
   echo "sent $sent, acknowledged $acked, resent $resent; last seq flushed before the kill $flushed; rows $rows ($unique distinct times), received $received, lost $lost, last seq $last"
@@ -161,7 +161,7 @@ kill_and_restart_collector() {
 
 @test "with acknowledgements, a sampler started before its collector keeps every message for it" {
   make_job_cgroup "$REL"
-  "$COLMET_BIN/colmet-node" --config /dev/null --job-id "$JOB" --cgroup "$REL" --zeromq-uri "$URI" \
+  "$COLMET_BIN/colmet-node" --config /dev/null --spool-dir "$BATS_TEST_TMPDIR/spool" --job-id "$JOB" --cgroup "$REL" --zeromq-uri "$URI" \
     --sample-period 0.1 --zeromq-hwm 2 --hostname "$HOSTNAME_TAG" -v 2>"$BATS_TEST_TMPDIR/node.log" &
   NODE_PID=$!
   sleep 1.5            # ~15 samples in the outbox, whatever ZeroMQ's queue holds
@@ -179,7 +179,7 @@ kill_and_restart_collector() {
 
 @test "without acknowledgements, a sampler whose collector is away never blocks, counts its drops and reports them later" {
   make_job_cgroup "$REL"
-  "$COLMET_BIN/colmet-node" --config /dev/null --job-id "$JOB" --cgroup "$REL" --zeromq-uri "$URI" \
+  "$COLMET_BIN/colmet-node" --config /dev/null --spool-dir "$BATS_TEST_TMPDIR/spool" --job-id "$JOB" --cgroup "$REL" --zeromq-uri "$URI" \
     --ack-uri none --sample-period 0.1 --zeromq-hwm 2 --hostname "$HOSTNAME_TAG" -v 2>"$BATS_TEST_TMPDIR/node.log" &
   NODE_PID=$!
   sleep 1.5            # ~15 samples, the queue holds 2: the rest are dropped
@@ -212,7 +212,7 @@ kill_and_restart_collector() {
   dd if=/dev/zero of="$disk/filler" bs=1M count=14 status=none
   start_collector "$URI" "$disk/out" --min-free-space 4 --flush-interval 1
   make_job_cgroup "$REL"
-  "$COLMET_BIN/colmet-node" --config /dev/null --job-id "$JOB" --cgroup "$REL" --zeromq-uri "$URI" \
+  "$COLMET_BIN/colmet-node" --config /dev/null --spool-dir "$BATS_TEST_TMPDIR/spool" --job-id "$JOB" --cgroup "$REL" --zeromq-uri "$URI" \
     --sample-period 0.2 --hostname "$HOSTNAME_TAG" -v 2>"$BATS_TEST_TMPDIR/node.log" &
   NODE_PID=$!
   sleep 4

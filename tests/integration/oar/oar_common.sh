@@ -113,7 +113,7 @@ start_collector() {
 # write_colmet_conf: the samplers' configuration (private collector, 0.5 s).
 write_colmet_conf() {
   CONF=$WORK/colmet.conf
-  printf '[node]\nzeromq-uri = %s\nsample-period = 0.5\n' "$COLLECTOR_URI" > "$CONF"
+  printf '[node]\nzeromq-uri = %s\nsample-period = 0.5\nspool-dir = %s\n' "$COLLECTOR_URI" "$WORK/spool" > "$CONF"
 }
 
 # h5 FILE EXPR: a Python expression on the open HDF5 file f (helpers as in helpers.bash).

@@ -231,7 +231,7 @@ CONF
     printf 'CgroupPlugin=cgroup/v1\nConstrainCores=yes\nConstrainRAMSpace=no\n' >"$(dirname "$1")/cgroup.conf"
     chmod 644 "$(dirname "$1")/cgroup.conf"
 }
-PLUGIN_ARGS="collector=$COLLECTOR_URI metrics=perfhw:task_clock,page_faults,context_switches period=0.5 run_dir=$T/run colmet_job=$COLMET_BIN/colmet-job colmet_ctl=$COLMET_BIN/colmet-ctl log_file=$T/log/colmet-job.log"
+PLUGIN_ARGS="collector=$COLLECTOR_URI spool_dir=$T/spool metrics=perfhw:task_clock,page_faults,context_switches period=0.5 run_dir=$T/run colmet_job=$COLMET_BIN/colmet-job colmet_ctl=$COLMET_BIN/colmet-ctl log_file=$T/log/colmet-job.log"
 write_plugstack() {  # write_plugstack EXTRA-ARGS...
     echo "required $PLUGIN $PLUGIN_ARGS $*" >"$T/plugstack.conf"
 }

@@ -7,56 +7,21 @@
 // answer.
 #include "node/Sampler.hpp"
 
+#include "ScriptedTransport.hpp"
 #include "wire/codec.hpp"
 
 #include <gtest/gtest.h>
 
 #include <chrono>
+#include <filesystem>
 #include <thread>
 #include <utility>
 
 using namespace colmet;
 using namespace colmet::node;
+using namespace colmet::node::testing;
 
 namespace {
-
-struct Sent {
-    uint64_t seq;
-    uint64_t base;
-    wire::MessageKind kind;
-};
-
-// What the test scripts: whether a collector is connected (sends succeed),
-// and the events the next events() reports.
-struct Script {
-    bool connected = false;
-    bool may_answer = true;
-    TransportEvents next;
-    std::vector<Sent> sent;
-};
-
-class ScriptedTransport : public Transport {
-public:
-    explicit ScriptedTransport(Script &script) : m_script(script) {}
-    bool send(std::string_view bytes) noexcept override
-    {
-        if (!m_script.connected)
-            return false;
-        wire::Message m;
-        EXPECT_TRUE(wire::decode(bytes.data(), bytes.size(), m));
-        EXPECT_TRUE(wire::wants_ack(m));
-        m_script.sent.push_back({m.seq, m.base, m.kind});
-        return true;
-    }
-    bool acknowledged() const noexcept override { return true; }
-    void listen_for_acks(std::string_view sender) override { m_sender = sender; }
-    TransportEvents events() noexcept override { return std::exchange(m_script.next, {}); }
-    bool may_answer() const noexcept override { return m_script.may_answer; }
-
-private:
-    Script &m_script;
-    std::string m_sender;
-};
 
 class OneMetric : public MetricBackend {
 public:
@@ -72,7 +37,7 @@ private:
 };
 
 std::unique_ptr<Sampler> make_sampler(Script &script, double ack_timeout_s = 30, size_t outbox_bytes = 1 << 20,
-                                      size_t status_bytes = 0)
+                                      size_t status_bytes = 0, const std::string &spool_dir = {})
 {
     SamplerConfig c;
     c.job_id = "7";
@@ -81,6 +46,9 @@ std::unique_ptr<Sampler> make_sampler(Script &script, double ack_timeout_s = 30,
     c.ack_timeout_s = ack_timeout_s;
     c.ack_wait_s = 0.5;
     c.outbox_bytes = outbox_bytes;
+    c.spool_dir = spool_dir;
+    c.spool_target.uri = "tcp://127.0.0.1:1";
+    c.spool_target.ack_uri = "tcp://127.0.0.1:2";
     std::vector<std::unique_ptr<MetricBackend>> backends;
     backends.push_back(std::make_unique<OneMetric>(status_bytes));
     return std::make_unique<Sampler>(c, std::move(backends), std::make_unique<ScriptedTransport>(script));
@@ -206,6 +174,38 @@ TEST(SamplerDeliveryTest, the_job_end_waits_for_acknowledgements_only_while_they
     quick->finish();
     EXPECT_LT(std::chrono::steady_clock::now() - t0, std::chrono::milliseconds(100));
     EXPECT_EQ(quick->stats().unacknowledged, 1u);
+}
+
+TEST(SamplerDeliveryTest, the_job_end_with_the_collector_away_spools_everything_unacknowledged_at_once)
+{
+    const std::filesystem::path dir =
+        std::filesystem::temp_directory_path() / ("colmet-sampler-spool-" + std::to_string(::getpid()));
+    std::filesystem::remove_all(dir);
+    Script away;
+    away.may_answer = false;
+    // A small outbox: most of the job is spooled while it runs already.
+    auto sampler = make_sampler(away, 30, 600, 100, dir.string());
+    for (int i = 0; i < 10; ++i)
+        sampler->step(i == 0 ? wire::MessageKind::job_start : wire::MessageKind::sample);
+    sampler->step(wire::MessageKind::job_end);
+    EXPECT_GT(sampler->outbox()->spooled(), 0u);
+    const auto t0 = std::chrono::steady_clock::now();
+    sampler->finish();
+    EXPECT_LT(std::chrono::steady_clock::now() - t0, std::chrono::milliseconds(500));
+    EXPECT_EQ(sampler->stats().spooled, 11u);
+    EXPECT_EQ(sampler->stats().unacknowledged, 0u);
+    EXPECT_EQ(sampler->stats().dropped, 0u);
+    const auto file = sampler->outbox()->spool()->path();
+    sampler.reset();  // the sampler exits: its lock goes
+    SpoolContents contents;
+    auto spool = Spool::open_existing(file, contents);
+    ASSERT_TRUE(spool) << spool.error().message();
+    ASSERT_EQ(contents.records.size(), 11u);
+    EXPECT_EQ(contents.records.front().seq, 0u);
+    EXPECT_EQ(contents.records.back().seq, 10u);
+    EXPECT_EQ(contents.header->job_id, "7");
+    EXPECT_EQ(contents.header->uri, "tcp://127.0.0.1:1");
+    std::filesystem::remove_all(dir);
 }
 
 }  // namespace

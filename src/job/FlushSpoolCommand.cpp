@@ -1,0 +1,46 @@
+// colmet-job flush-spool: send what samplers left in the node spool
+// (node/delivery/SpoolFlush.hpp) and say what happened to every file.
+#include "common/log.hpp"
+#include "job/HookSupport.hpp"
+#include "job/StartCommand.hpp"
+#include "node/delivery/SpoolFlush.hpp"
+
+namespace colmet::job {
+
+int flush_spool_command(const FlushSpoolOptions &o)
+{
+    if (o.hook || !o.log_file.empty())
+        setup_command_log(o.log_file.empty() ? k_default_log_file : o.log_file, o.hook, o.verbosity);
+    else
+        log::setup("job", std::max(o.verbosity, 1));
+    const std::string dir = spool_dir_of(o.spool_dir, o.config);
+    if (dir.empty()) {
+        spdlog::info("the node spool is off (spool-dir = none): nothing to flush");
+        return 0;
+    }
+    node::FlushOptions options;
+    options.spool_dir = dir;
+    options.wait_s = o.wait_s;
+    options.max_age_s = o.max_age_s;
+    int rc = 0;
+    try {
+        auto totals = node::flush_spool(options);
+        if (!totals) {
+            spdlog::error("flush-spool: {}", totals.error().message());
+            rc = 1;
+        } else {
+            const auto &t = *totals;
+            spdlog::info("flush-spool {}: {} files: {} delivered, {} kept for later, {} in use, {} damaged; {} "
+                         "messages, {} acknowledged, {} expired, {} damaged records",
+                         dir, t.files, t.delivered, t.kept, t.busy, t.damaged, t.messages, t.acknowledged, t.expired,
+                         t.damaged_records);
+            rc = t.damaged > 0 ? 1 : t.kept > 0 ? k_exit_spool_kept : 0;
+        }
+    } catch (const std::exception &e) {
+        spdlog::error("flush-spool failed: {}", e.what());
+        rc = 70;
+    }
+    return o.hook ? 0 : rc;
+}
+
+}  // namespace colmet::job
