@@ -34,7 +34,7 @@ int flush_spool_command(const FlushSpoolOptions &o)
                          "messages, {} acknowledged, {} expired, {} damaged records",
                          dir, t.files, t.delivered, t.kept, t.busy, t.damaged, t.messages, t.acknowledged, t.expired,
                          t.damaged_records);
-            rc = t.damaged > 0 ? 1 : t.kept > 0 ? k_exit_spool_kept : 0;
+            rc = t.damaged > 0 ? 1 : t.kept + t.busy > 0 ? k_exit_spool_kept : 0;
         }
     } catch (const std::exception &e) {
         spdlog::error("flush-spool failed: {}", e.what());

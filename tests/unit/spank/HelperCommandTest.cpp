@@ -2,6 +2,8 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
+
 using namespace colmet::spank;
 using Argv = std::vector<std::string>;
 
@@ -101,4 +103,11 @@ TEST(HelperCommandTest, stop)
               (Argv{"/usr/sbin/colmet-job", "stop", "--hook", "--job-id", "42.3", "--run-dir", "/run/colmet"}));
     c.log_file = "/l";
     EXPECT_EQ(stop_command(c, "42").back(), "/l");
+    c.spool_dir = "/var/spool/site";
+    const Argv with_spool = stop_command(c, "42");
+    ASSERT_GE(with_spool.size(), 2u);
+    EXPECT_EQ(with_spool[with_spool.size() - 2], "--spool-dir");
+    EXPECT_EQ(with_spool.back(), "/var/spool/site");
+    const Argv start = job_start_command(c, JobRef{42, 1001, "alice"}, "");
+    EXPECT_NE(std::find(start.begin(), start.end(), "/var/spool/site"), start.end());
 }

@@ -37,7 +37,7 @@ TEST(PluginConfigTest, reads_every_key)
 {
     auto c = parse({"collector=tcp://10.0.0.1:5556", "metrics=perfhw:task_clock,page_faults", "period=0.5",
                     "cgroup_root=/cg", "mode=all", "run_dir=/tmp/run", "colmet_job=/opt/colmet-job",
-                    "log_file=/var/log/colmet.log", "steps=no", "timeout=5"});
+                    "log_file=/var/log/colmet.log", "spool_dir=/var/spool/x", "steps=no", "timeout=5"});
     ASSERT_TRUE(c.ok()) << c.error().message();
     EXPECT_EQ(c->collector, "tcp://10.0.0.1:5556");
     EXPECT_EQ(c->metrics, "perfhw:task_clock,page_faults");
@@ -47,6 +47,7 @@ TEST(PluginConfigTest, reads_every_key)
     EXPECT_EQ(c->run_dir, "/tmp/run");
     EXPECT_EQ(c->colmet_job, "/opt/colmet-job");
     EXPECT_EQ(c->log_file, "/var/log/colmet.log");
+    EXPECT_EQ(c->spool_dir, "/var/spool/x");
     EXPECT_FALSE(c->steps);
     EXPECT_DOUBLE_EQ(c->timeout, 5);
 }
@@ -69,7 +70,7 @@ TEST(PluginConfigTest, rejects_bad_values)
     for (const Case &k :
          {Case{"period=0.01", "between 0.1 and 3600"}, Case{"period=abc", "between 0.1 and 3600"},
           Case{"mode=sometimes", "opt-in or all"}, Case{"collector=localhost", "ZeroMQ endpoint"},
-          Case{"collector=tcp://a:1,,tcp://b:1", "empty address"}, Case{"cgroup_root=relative/dir", "absolute path"},
+          Case{"collector=tcp://a:1,,tcp://b:1", "empty address"}, Case{"cgroup_root=relative/dir", "absolute path"}, Case{"spool_dir=spool", "absolute path"},
           Case{"steps=maybe", "yes or no"}, Case{"metrics=perfhw,bogus", "unknown spec item 'bogus'"},
           Case{"timeout=0", "1 and 60"}, Case{"novalue", "not key=value"}, Case{"=x", "not key=value"}}) {
         auto c = parse({k.arg});
