@@ -12,6 +12,7 @@
 
 #include <algorithm>
 #include <cerrno>
+#include <cstdint>
 #include <vector>
 
 namespace colmet::node {
@@ -84,7 +85,9 @@ Result<FlushTotals> flush_spool_file(const fs::path &path, const FlushOptions &o
     const std::string job = header.job_id;
     auto outbox = Outbox::from_spool(std::move(*spool), contents.records,
                                      [job](const std::string &text) { spdlog::warn("job {}: {}", job, text); });
-    const int64_t oldest = realtime_ns() - static_cast<int64_t>(o.max_age_s * 1e9);
+    const int64_t now = realtime_ns();
+    const double max_age_ns = o.max_age_s * 1e9;
+    const int64_t oldest = max_age_ns >= static_cast<double>(now) ? INT64_MIN : now - static_cast<int64_t>(max_age_ns);
     t.expired = outbox->drop_older_than(oldest);
     if (t.expired > 0)
         spdlog::warn("job {}: {}: {} messages older than {} s dropped (the collector would refuse them)", job,
