@@ -52,6 +52,18 @@ ended_figures() {
 
 spool_files() { find "$SPOOL" -name '*.spool' 2>/dev/null | wc -l; }
 
+# job_while_the_collector_is_away SECONDS: a sampler at a 0.2 s period, its
+# collector never there: at its end everything goes to the spool.
+job_while_the_collector_is_away() {
+  make_job_cgroup "$REL"
+  "$COLMET_BIN/colmet-node" --config /dev/null --job-id "$JOB" --cgroup "$REL" --zeromq-uri "$URI" \
+    --sample-period 0.2 --spool-dir "$SPOOL" --hostname "$HOSTNAME_TAG" --control-dir "" -v \
+    2>"$BATS_TEST_TMPDIR/node.log" &
+  NODE_PID=$!
+  sleep "$1"
+  stop_pid "$NODE_PID" 5; NODE_PID=
+}
+
 @test "a job that ends while its collector is down for 30 s: stop does not wait, and the next job's start delivers the spool" {
   start_collector "$URI" "$OUT" --flush-interval 2
   make_job_cgroup "$REL"
@@ -129,13 +141,7 @@ spool_files() { find "$SPOOL" -name '*.spool' 2>/dev/null | wc -l; }
 }
 
 @test "a torn and damaged spool file: the sound records are delivered, the damaged one is counted lost, the missing job_end is flagged" {
-  make_job_cgroup "$REL"
-  "$COLMET_BIN/colmet-node" --config /dev/null --job-id "$JOB" --cgroup "$REL" --zeromq-uri "$URI" \
-    --sample-period 0.2 --spool-dir "$SPOOL" --hostname "$HOSTNAME_TAG" --control-dir "" -v \
-    2>"$BATS_TEST_TMPDIR/node.log" &
-  NODE_PID=$!
-  sleep 3
-  stop_pid "$NODE_PID" 5; NODE_PID=
+  job_while_the_collector_is_away 3
   read -r sent acked resent spooled dropped unacked <<<"$(ended_figures "$BATS_TEST_TMPDIR/node.log" "$JOB")"
   [ "$spooled" -eq "$sent" ] && [ "$sent" -ge 10 ]
   file=$(ls "$SPOOL"/*.spool)
@@ -177,13 +183,7 @@ PYEOF
   [[ "$output" == *"not a colmet spool file"* ]]
   [ -f "$SPOOL/x.0000000000000000.spool.damaged" ]
   # A job's spool while the collector is away: kept, exit 75 (try again later).
-  make_job_cgroup "$REL"
-  "$COLMET_BIN/colmet-node" --config /dev/null --job-id "$JOB" --cgroup "$REL" --zeromq-uri "$URI" \
-    --sample-period 0.2 --spool-dir "$SPOOL" --hostname "$HOSTNAME_TAG" --control-dir "" -v \
-    2>"$BATS_TEST_TMPDIR/node.log" &
-  NODE_PID=$!
-  sleep 1.5
-  stop_pid "$NODE_PID" 5; NODE_PID=
+  job_while_the_collector_is_away 1.5
   before=$(md5sum < "$SPOOL"/*.spool)
   run "$COLMET_BIN/colmet-job" flush-spool --spool-dir "$SPOOL" --wait 2
   echo "$output"

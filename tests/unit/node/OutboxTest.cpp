@@ -2,6 +2,7 @@
 // from the oldest unacknowledged message, acknowledgements, the byte bound
 // and what `base` says to the collector.
 #include "node/delivery/Outbox.hpp"
+#include "OutboxEntries.hpp"
 
 #include "wire/codec.hpp"
 
@@ -9,40 +10,11 @@
 
 using namespace colmet;
 using namespace colmet::node;
+using namespace colmet::node::testing;
 
 namespace {
 
-// An encoded version-2 message with the given seq, as the sampler makes it.
-OutboxEntry entry(uint64_t seq, size_t pad = 0)
-{
-    wire::Message m;
-    m.version = wire::k_acked_protocol_version;
-    m.ack = 1;
-    m.host = "h";
-    m.job_id = "1";
-    m.sender = "h/1/1";
-    m.seq = seq;
-    m.time_ns = 1;
-    if (pad > 0)
-        m.meta = {{"pad", std::string(pad, 'x')}};
-    OutboxEntry e;
-    e.seq = seq;
-    EXPECT_TRUE(wire::encode(m, e.bytes, &e.base_at));
-    return e;
-}
-
-// Send everything unsent; returns the seqs sent with the base each carried.
-std::vector<std::pair<uint64_t, uint64_t>> send_all(Outbox &box)
-{
-    std::vector<std::pair<uint64_t, uint64_t>> out;
-    while (OutboxEntry *e = box.next()) {
-        wire::Message m;
-        EXPECT_TRUE(wire::decode(e->bytes.data(), e->bytes.size(), m));
-        out.emplace_back(m.seq, m.base);
-        box.sent();
-    }
-    return out;
-}
+OutboxEntry entry(uint64_t seq, size_t pad = 0) { return make_entry(seq, pad); }
 
 using Sent = std::vector<std::pair<uint64_t, uint64_t>>;
 

@@ -4,6 +4,7 @@
 // dropping the oldest and saying so in `base`, the job end's spool_all, and
 // a flush through a scripted collector.
 #include "node/delivery/Spool.hpp"
+#include "OutboxEntries.hpp"
 #include "ScriptedTransport.hpp"
 #include "common/names.hpp"
 #include "node/delivery/Outbox.hpp"
@@ -28,24 +29,7 @@ namespace {
 
 const int64_t k_now = 1'700'000'000'000'000'000;
 
-OutboxEntry entry(uint64_t seq, size_t pad = 0, int64_t time_ns = 0)
-{
-    wire::Message m;
-    m.version = wire::k_acked_protocol_version;
-    m.ack = 1;
-    m.host = "h";
-    m.job_id = "42";
-    m.sender = "h/1/1";
-    m.seq = seq;
-    m.time_ns = time_ns;
-    if (pad > 0)
-        m.meta = {{"pad", std::string(pad, 'x')}};
-    OutboxEntry e;
-    e.seq = seq;
-    e.time_ns = time_ns;
-    EXPECT_TRUE(wire::encode(m, e.bytes, &e.base_at));
-    return e;
-}
+OutboxEntry entry(uint64_t seq, size_t pad = 0, int64_t time_ns = 0) { return make_entry(seq, pad, time_ns); }
 
 SpoolHeader header()
 {
@@ -55,20 +39,6 @@ SpoolHeader header()
     h.uri = "tcp://127.0.0.1:1";
     h.ack_uri = "tcp://127.0.0.1:2";
     return h;
-}
-
-using SeqBase = std::vector<std::pair<uint64_t, uint64_t>>;
-
-SeqBase send_all(Outbox &box)
-{
-    SeqBase out;
-    while (OutboxEntry *e = box.next()) {
-        wire::Message m;
-        EXPECT_TRUE(wire::decode(e->bytes.data(), e->bytes.size(), m));
-        out.emplace_back(m.seq, m.base);
-        box.sent();
-    }
-    return out;
 }
 
 std::string slurp(const fs::path &p)
@@ -306,15 +276,21 @@ FlushOptions scripted(Script &script)
     return o;
 }
 
+// Flush `dir` to a collector that takes and acknowledges everything.
+Result<FlushTotals> flush_to_an_answering_collector(const fs::path &dir, Script &script)
+{
+    script.connected = true;
+    script.auto_ack = true;
+    FlushOptions o = scripted(script);
+    o.spool_dir = dir;
+    return flush_spool(o);
+}
+
 TEST_F(SpoolTest, a_flush_sends_the_file_as_its_sampler_would_and_deletes_it_once_acknowledged)
 {
     spool_a_job(m_dir, 5);
     Script script;
-    script.connected = true;
-    script.auto_ack = true;
-    FlushOptions o = scripted(script);
-    o.spool_dir = m_dir;
-    auto t = flush_spool(o);
+    auto t = flush_to_an_answering_collector(m_dir, script);
     ASSERT_TRUE(t) << t.error().message();
     EXPECT_EQ(t->files, 1u);
     EXPECT_EQ(t->delivered, 1u);
@@ -361,11 +337,7 @@ TEST_F(SpoolTest, a_flush_of_a_damaged_file_delivers_the_sound_records_and_the_c
     bytes.resize(bytes.size() - 10);         // seq 5 torn
     std::ofstream(file(), std::ios::binary | std::ios::trunc) << bytes;
     Script script;
-    script.connected = true;
-    script.auto_ack = true;
-    FlushOptions o = scripted(script);
-    o.spool_dir = m_dir;
-    auto t = flush_spool(o);
+    auto t = flush_to_an_answering_collector(m_dir, script);
     ASSERT_TRUE(t);
     EXPECT_EQ(t->delivered, 1u);
     EXPECT_EQ(t->damaged_records, 2u);
