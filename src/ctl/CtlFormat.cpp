@@ -21,6 +21,12 @@ std::string format_state(const ControlState &s)
     out += "samples_sent   " + std::to_string(s.samples_sent) + "\n";
     out += "dropped        " + std::to_string(s.dropped) + "\n";
     out += "collector      " + s.collector + "\n";
+    if (s.delivery == "acknowledged")
+        out += "delivery       " + std::to_string(s.acknowledged) + " acknowledged, " +
+               std::to_string(s.unacknowledged) + " unacknowledged (" + std::to_string(s.spooled) +
+               " in the node spool)\n";
+    else if (!s.delivery.empty())
+        out += "delivery       " + s.delivery + "\n";
     return out;
 }
 

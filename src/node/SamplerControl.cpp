@@ -49,6 +49,12 @@ control::ControlState Sampler::state() const
     s.samples_sent = m_stats.samples;
     s.dropped = m_stats.dropped;
     s.collector = m_config.collector_uri;
+    s.delivery = m_outbox ? "acknowledged" : "unacknowledged";
+    if (m_outbox) {
+        s.acknowledged = m_outbox->stats().acknowledged;
+        s.unacknowledged = m_outbox->size();
+        s.spooled = m_outbox->spooled();
+    }
     return s;
 }
 

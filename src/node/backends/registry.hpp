@@ -5,8 +5,8 @@
 #include "common/result.hpp"
 #include "node/JobContext.hpp"
 #include "node/MetricBackend.hpp"
+#include "node/NodeContext.hpp"
 
-#include <filesystem>
 #include <memory>
 #include <string_view>
 #include <vector>
@@ -25,13 +25,6 @@ const std::vector<BackendFactory> &job_backends();
 
 // The factory of that name, or nullptr.
 const BackendFactory *find_backend(std::string_view name);
-
-// What the node-level backends (scope "node": RAPL, temperatures,
-// InfiniBand, Lustre) need: where sysfs and procfs are mounted.
-struct NodeContext {
-    std::filesystem::path sysfs_root = "/sys";
-    std::filesystem::path proc_root = "/proc";
-};
 
 // A node-level backend: measures the whole node, not one job's cgroup, and
 // runs only when its --enable-* option is given.

@@ -52,6 +52,18 @@ Result<ControlState> decode_state(const object &o)
         } else if (key == "collector") {
             if (auto s = as_str(v))
                 st.collector = *s;
+        } else if (key == "delivery") {
+            if (auto s = as_str(v))
+                st.delivery = *s;
+        } else if (key == "acknowledged") {
+            if (auto n = as_uint(v))
+                st.acknowledged = *n;
+        } else if (key == "unacknowledged") {
+            if (auto n = as_uint(v))
+                st.unacknowledged = *n;
+        } else if (key == "spooled") {
+            if (auto n = as_uint(v))
+                st.spooled = *n;
         }
         return ok();
     });
@@ -209,7 +221,7 @@ std::string encode_answer(const ControlAnswer &a)
     if (a.state) {
         const ControlState &s = *a.state;
         pack::str(pk, "state");
-        pk.pack_map(7);
+        pk.pack_map(11);
         pack::str(pk, "job");
         pack::str(pk, s.job_id);
         pack::str(pk, "sample_period");
@@ -224,6 +236,14 @@ std::string encode_answer(const ControlAnswer &a)
         pk.pack_uint64(s.dropped);
         pack::str(pk, "collector");
         pack::str(pk, s.collector);
+        pack::str(pk, "delivery");
+        pack::str(pk, s.delivery);
+        pack::str(pk, "acknowledged");
+        pk.pack_uint64(s.acknowledged);
+        pack::str(pk, "unacknowledged");
+        pk.pack_uint64(s.unacknowledged);
+        pack::str(pk, "spooled");
+        pk.pack_uint64(s.spooled);
     }
     return out;
 }

@@ -50,6 +50,12 @@ struct ControlState {
     uint64_t samples_sent = 0;
     uint64_t dropped = 0;
     std::string collector;  // the --zeromq-uri in use
+    // Delivery (empty and 0 from a sampler that does not say):
+    // "acknowledged", or "unacknowledged" (protocol version 1).
+    std::string delivery;
+    uint64_t acknowledged = 0;    // messages the collector acknowledged
+    uint64_t unacknowledged = 0;  // held by the sampler now, in memory or in the node spool
+    uint64_t spooled = 0;         // of which in the node spool
 
     bool operator==(const ControlState &) const = default;
 };

@@ -2,6 +2,7 @@
 #include "node/control/ControlProtocol.hpp"
 
 #include "MsgpackBuilder.hpp"
+#include "ctl/CtlFormat.hpp"
 
 #include <gtest/gtest.h>
 
@@ -147,7 +148,8 @@ TEST(ControlAnswerTest, round_trips_accepted_and_rejected_answers)
     ControlAnswer a;
     a.accepted = true;
     a.changed = {"sample_period", "perfhw_events"};
-    a.state = ControlState{"42", 0.5, "counting", {"task_clock"}, 12, 3, "tcp://127.0.0.1:5556"};
+    a.state =
+        ControlState{"42", 0.5, "counting", {"task_clock"}, 12, 3, "tcp://127.0.0.1:5556", "acknowledged", 9, 3, 2};
     auto back = decode_answer(encode_answer(a));
     ASSERT_TRUE(back) << back.error().message();
     EXPECT_EQ(*back, a);
@@ -277,4 +279,16 @@ TEST(ControlPathTest, the_socket_name_follows_the_job_file_rule)
     EXPECT_EQ(hostile.parent_path(), "/run/colmet");
     EXPECT_EQ(hostile.filename().string().find('/'), std::string::npos);
     EXPECT_NE(hostile.filename().string()[0], '.');
+}
+
+TEST(CtlFormatTest, status_shows_delivery_only_from_a_sampler_that_reports_it)
+{
+    ControlState s{"42", 5, "counting", {"task_clock"}, 12, 0, "tcp://c:5556", "acknowledged", 9, 3, 2};
+    const std::string text = colmet::ctl::format_state(s);
+    EXPECT_NE(text.find("delivery       9 acknowledged, 3 unacknowledged (2 in the node spool)\n"), std::string::npos)
+        << text;
+    s.delivery = "unacknowledged";
+    EXPECT_NE(colmet::ctl::format_state(s).find("delivery       unacknowledged\n"), std::string::npos);
+    s.delivery.clear();  // a sampler older than acknowledged delivery says nothing of it
+    EXPECT_EQ(colmet::ctl::format_state(s).find("delivery"), std::string::npos);
 }

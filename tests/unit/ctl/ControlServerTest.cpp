@@ -48,7 +48,7 @@ public:
                     ControlAnswer a;
                     a.accepted = true;
                     a.changed = {"sample_period"};
-                    a.state = ControlState{"job-1", r.period_s.value_or(5), "off", {}, 1, 0, "tcp://x"};
+                    a.state = ControlState{"job-1", r.period_s.value_or(5), "off", {}, 1, 0, "tcp://x", "", 0, 0, 0};
                     return a;
                 });
                 open_connections = m_server.connections();

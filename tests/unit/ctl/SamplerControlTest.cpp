@@ -148,7 +148,9 @@ TEST_F(SamplerControlTest, status_reports_the_settings_in_force)
     EXPECT_TRUE(a.accepted);
     EXPECT_TRUE(a.changed.empty());
     ASSERT_TRUE(a.state);
-    EXPECT_EQ(*a.state, (ControlState{"42", 5, "counting", {"task_clock"}, 0, 0, "tcp://127.0.0.1:5556"}));
+    EXPECT_EQ(
+        *a.state,
+        (ControlState{"42", 5, "counting", {"task_clock"}, 0, 0, "tcp://127.0.0.1:5556", "unacknowledged", 0, 0, 0}));
 }
 
 TEST_F(SamplerControlTest, a_period_change_realigns_the_next_sample_within_one_new_period)

@@ -14,7 +14,7 @@
 
 #include "common/result.hpp"
 #include "node/MetricBackend.hpp"
-#include "node/backends/registry.hpp"
+#include "node/NodeContext.hpp"
 #include "node/backends/support/NumberFile.hpp"
 #include "node/backends/support/StatusText.hpp"
 

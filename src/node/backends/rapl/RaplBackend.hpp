@@ -17,8 +17,8 @@
 
 #include "common/result.hpp"
 #include "node/MetricBackend.hpp"
+#include "node/NodeContext.hpp"
 #include "node/backends/rapl/RaplDomains.hpp"
-#include "node/backends/registry.hpp"
 #include "node/backends/support/NumberFile.hpp"
 #include "node/backends/support/StatusText.hpp"
 
