@@ -30,10 +30,12 @@ int flush_spool_command(const FlushSpoolOptions &o)
             rc = 1;
         } else {
             const auto &t = *totals;
-            spdlog::info("flush-spool {}: {} files: {} delivered, {} kept for later, {} in use, {} damaged; {} "
-                         "messages, {} acknowledged, {} expired, {} damaged records",
-                         dir, t.files, t.delivered, t.kept, t.busy, t.damaged, t.messages, t.acknowledged, t.expired,
-                         t.damaged_records);
+            // The timer runs it every 5 minutes: an empty spool is not worth a line in the log.
+            spdlog::log(o.hook && t.files == 0 ? spdlog::level::debug : spdlog::level::info,
+                        "flush-spool {}: {} files: {} delivered, {} kept for later, {} in use, {} damaged; {} "
+                        "messages, {} acknowledged, {} expired, {} damaged records",
+                        dir, t.files, t.delivered, t.kept, t.busy, t.damaged, t.messages, t.acknowledged, t.expired,
+                        t.damaged_records);
             rc = t.damaged > 0 ? 1 : t.kept + t.busy > 0 ? k_exit_spool_kept : 0;
         }
     } catch (const std::exception &e) {

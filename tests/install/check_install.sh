@@ -34,7 +34,8 @@ expected=(sbin/colmet-node sbin/colmet-job sbin/colmet-collector sbin/colmet-key
           share/colmet/oar/install.sh share/colmet/oar/prologue share/colmet/oar/epilogue
           share/colmet/oar/jrm_init_hook.pl share/colmet/oar/jrm_clean_hook.pl share/colmet/oar/admission_rule_16.pl
           lib/python3/dist-packages/colmet/__init__.py etc/colmet/colmet.conf etc/logrotate.d/colmet-node etc/logrotate.d/colmet-collector
-          lib/systemd/system/colmet-collector.service lib/systemd/system/colmet-perf-event.service)
+          lib/systemd/system/colmet-collector.service lib/systemd/system/colmet-perf-event.service
+          lib/systemd/system/colmet-flush-spool.service lib/systemd/system/colmet-flush-spool.timer)
 plugin_dir=$(sed -n 's/^COLMET_SLURM_PLUGINDIR:[A-Z]*=//p' "$build/CMakeCache.txt")
 have_spank=0
 [ -f "$build/hooks/slurm/spank_colmet.so" ] && have_spank=1

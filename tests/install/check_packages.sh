@@ -3,7 +3,8 @@
 # machine as a site would: dpkg-buildpackage, lintian (an error fails),
 # dpkg -i; then colmet-job run from /usr/sbin with the installed config,
 # the collector started as the colmet user exactly as its unit's ExecStart
-# says, the refusal to run as root, the installed SPANK plugin in the
+# says, the refusal to run as root, the spool flush timer enabled and its
+# service's ExecStart run, the installed SPANK plugin in the
 # one-node Slurm test; an upgrade and a removal that keep the site's
 # configuration and data; and dpkg --purge leaves nothing behind.
 #
@@ -128,6 +129,39 @@ set -e
 [ "$rc" -eq 78 ] || { cat "$work/root.log"; fail "as root the collector exited $rc, not 78"; }
 grep -q "refusing to run as root" "$work/root.log" "$log" || fail "no reason given for the refusal"
 say "as root without --allow-root: refused (78)"
+
+# The spool flush: colmet-node ships the timer, enabled (deb-systemd-helper
+# makes the link even when systemd is not PID 1), and the service it starts,
+# not enabled itself (static); the service's ExecStart, run as root as the
+# timer would (on a spool of its own, not this machine's), exits 0 and logs
+# to colmet-job's log.
+timer=$(ls /lib/systemd/system/colmet-flush-spool.timer /usr/lib/systemd/system/colmet-flush-spool.timer 2>/dev/null | head -1)
+[ -n "$timer" ] || fail "no colmet-flush-spool.timer installed"
+dpkg -L colmet-node | grep -qx "$timer" || fail "colmet-flush-spool.timer is not colmet-node's"
+flush_unit=${timer%.timer}.service
+dpkg -L colmet-node | grep -qx "$flush_unit" || fail "colmet-node does not ship colmet-flush-spool.service"
+[ -L /etc/systemd/system/timers.target.wants/colmet-flush-spool.timer ] || fail "colmet-flush-spool.timer is not enabled"
+if ls /etc/systemd/system/*.wants/colmet-flush-spool.service >/dev/null 2>&1; then
+  fail "colmet-flush-spool.service is enabled: only its timer should be"
+fi
+if command -v systemctl >/dev/null; then
+  state=$(systemctl is-enabled colmet-flush-spool.timer 2>&1 || true)
+  [ "$state" = enabled ] || fail "systemctl is-enabled colmet-flush-spool.timer: $state"
+  state=$(systemctl is-enabled colmet-flush-spool.service 2>&1 || true)
+  [ "$state" = static ] || fail "systemctl is-enabled colmet-flush-spool.service: $state (not static)"
+fi
+exec_start=$(sed -n 's/^ExecStart=//p' "$flush_unit")
+read -r -a argv <<<"$exec_start"
+# A spool holding a file that is not one: put aside, and said in the log.
+mkdir -m 700 "$work/spool"
+echo junk >"$work/spool/x.0000000000000000.spool"
+say "running, as root: $exec_start --spool-dir $work/spool"
+"${argv[@]}" --spool-dir "$work/spool" >"$work/flush.out" 2>&1 || { cat "$work/flush.out"; fail "the flush service's ExecStart"; }
+[ ! -s "$work/flush.out" ] || { cat "$work/flush.out"; fail "the flush service's ExecStart wrote outside its log (--hook)"; }
+grep -qF "flush-spool $work/spool: 1 files: 0 delivered, 0 kept for later, 0 in use, 1 damaged" /var/log/colmet/colmet.log ||
+  fail "the flush service's ExecStart did not log to /var/log/colmet/colmet.log"
+[ -f "$work/spool/x.0000000000000000.spool.damaged" ] || fail "the flush did not put the damaged spool file aside"
+say "colmet-flush-spool.timer: enabled; its service (static) runs $exec_start"
 
 # 6. The installed SPANK plugin in the one-node Slurm test.
 plugin=$(dpkg -L slurm-spank-colmet | grep '/spank_colmet.so$')

@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # The files a site installs besides the programs: the systemd units pass
 # `systemd-analyze verify` (offline: systemd need not be PID 1), name the
-# installed programs and keep the collector unprivileged;
+# installed programs and keep the collector unprivileged; the spool flush
+# runs from its timer;
 # the logrotate file parses; the example colmet.conf is accepted by the
 # programs that read it.
 #
@@ -19,10 +20,11 @@ DESTDIR=$root cmake --install "$build" >"$work/install.log" || { cat "$work/inst
 prefix=$(sed -n 's/^CMAKE_INSTALL_PREFIX:[A-Z]*=//p' "$build/CMakeCache.txt")
 units=$root$prefix/lib/systemd/system
 mkdir "$work/units"
-for unit in colmet-collector.service colmet-perf-event.service; do
+for unit in colmet-collector.service colmet-perf-event.service colmet-flush-spool.service colmet-flush-spool.timer; do
   [ -f "$units/$unit" ] || fail "$unit is not installed"
   # verify checks that ExecStart's program exists: a copy of the unit names
-  # it under DESTDIR (the rest is checked against this machine's units).
+  # it under DESTDIR (the rest is checked against this machine's units). A
+  # timer is verified with the service it starts (copied here before it).
   sed "s|=$prefix/sbin/|=$root$prefix/sbin/|" "$units/$unit" >"$work/units/$unit"
   if ! systemd-analyze verify --man=no "$work/units/$unit" >"$work/verify.log" 2>&1; then
     cat "$work/verify.log"; fail "systemd-analyze verify $unit"
@@ -47,6 +49,27 @@ grep -q "^RestrictAddressFamilies=" "$unit" || fail "colmet-collector.service la
 read -r -a argv <<<"$exec_start"
 "$root${argv[0]}" "${argv[@]:1}" --help >/dev/null || fail "ExecStart's options are refused: $exec_start"
 echo "colmet-collector.service: runs $exec_start as colmet, without capabilities"
+
+# The spool flush: a oneshot service, started by its timer (which the
+# package enables), never enabled itself; as root, writing only the spool
+# and the log directory.
+unit=$units/colmet-flush-spool.service
+exec_start=$(sed -n 's/^ExecStart=//p' "$unit")
+[[ "$exec_start" == "$prefix/sbin/colmet-job flush-spool "* ]] || fail "ExecStart does not name $prefix/sbin: $exec_start"
+[[ " $exec_start " == *" --hook "* ]] || fail "colmet-flush-spool.service does not run in hook mode: $exec_start"
+for key in Type=oneshot ProtectSystem=strict ProtectHome=yes PrivateTmp=yes NoNewPrivileges=yes \
+           ReadWritePaths=-/var/spool/colmet LogsDirectory=colmet; do
+  grep -qx "$key" "$unit" || fail "colmet-flush-spool.service lacks $key"
+done
+grep -q "^RestrictAddressFamilies=.*AF_INET" "$unit" || fail "colmet-flush-spool.service cannot reach a collector over TCP"
+grep -q "^User=" "$unit" && fail "colmet-flush-spool.service is not root's (the spool is root-only)"
+grep -q "^StateDirectory=" "$unit" && fail "colmet-flush-spool.service has a StateDirectory (the spool is in /var/spool)"
+grep -qi "^\[Install\]" "$unit" && fail "colmet-flush-spool.service has an [Install] section: its timer starts it"
+grep -qx "WantedBy=timers.target" "$units/colmet-flush-spool.timer" || fail "colmet-flush-spool.timer is not wanted by timers.target"
+grep -q "^OnUnitActiveSec=" "$units/colmet-flush-spool.timer" || fail "colmet-flush-spool.timer does not repeat"
+read -r -a argv <<<"$exec_start"
+"$root${argv[0]}" "${argv[@]:1}" --help >/dev/null || fail "ExecStart's options are refused: $exec_start"
+echo "colmet-flush-spool.service: runs $exec_start, from colmet-flush-spool.timer"
 
 # The example configuration: every key is one the programs know.
 conf=$root/${prefix#/}/etc/colmet/colmet.conf
