@@ -22,7 +22,6 @@
 #include <fstream>
 #include <optional>
 #include <pwd.h>
-#include <set>
 #include <sys/stat.h>
 #include <thread>
 #include <unistd.h>
@@ -174,29 +173,6 @@ Result<Placement> placement(const StartOptions &o, const cgroup::CgroupFs &cgfs)
     return Error::invalid("give --cgroup or --scheduler oar|slurm");
 }
 
-// Processes already in the job's other hierarchies join its perf_event
-// cgroup, so that work started before the sampler is counted too.
-void move_existing_procs(const cgroup::CgroupPaths &paths, const fs::path &perf_dir, const std::string &job_id)
-{
-    std::set<pid_t> pids;
-    for (const auto &[controller, dir] : paths.controllers) {
-        if (controller == "perf_event" || dir.empty())
-            continue;
-        std::ifstream in(dir / "cgroup.procs");
-        pid_t pid = 0;
-        while (in >> pid)
-            pids.insert(pid);
-    }
-    if (pids.empty())
-        return;
-    std::vector<pid_t> list(pids.begin(), pids.end());
-    if (auto r = node::backends::perfhw::move_procs_into(perf_dir, list); !r)
-        spdlog::warn("job {}: cannot move its running processes into {}: {}", job_id, perf_dir.string(),
-                     r.error().message());
-    else
-        spdlog::info("job {}: {} running processes moved into {}", job_id, list.size(), perf_dir.string());
-}
-
 // Wait briefly: colmet-node refuses bad options or a missing cgroup at once,
 // and the admin should read that in this command's log rather than later.
 bool survives_start(const SamplerRecord &record)
@@ -344,8 +320,16 @@ int do_start(const StartOptions &o)
         }
     }
 
-    if (!record.perf_root.empty() && paths)
-        move_existing_procs(*paths, fs::path(record.perf_root) / rel_tail, o.job_id);
+    // Processes already in the job's other hierarchies join its perf_event
+    // cgroup, so that work started before the sampler is counted too.
+    if (!record.perf_root.empty() && paths) {
+        const fs::path perf_dir = fs::path(record.perf_root) / rel_tail;
+        if (auto moved = node::backends::perfhw::move_job_procs(*paths, perf_dir); !moved)
+            spdlog::warn("job {}: cannot move its running processes into {}: {}", o.job_id, perf_dir.string(),
+                         moved.error().message());
+        else if (*moved > 0)
+            spdlog::info("job {}: {} running processes moved into {}", o.job_id, *moved, perf_dir.string());
+    }
 
     const NodeDefaults defaults = read_node_defaults(o.config);
     record.period_s = spec.period_s ? *spec.period_s : o.period_s > 0 ? o.period_s : defaults.period_s;

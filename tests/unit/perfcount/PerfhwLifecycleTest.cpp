@@ -2,6 +2,7 @@
 #include "RealJob.hpp"
 
 #include "cgroup/CgroupFs.hpp"
+#include "common/file_io.hpp"
 #include "node/backends/perfhw/PerfhwBackend.hpp"
 #include "node/backends/perfhw/perf_mount.hpp"
 
@@ -141,4 +142,29 @@ TEST(PerfhwLifecycleTest, release_and_reopen_keep_the_count_since_the_start)
     EXPECT_GE(test::value(b, resumed, "task_clock"), counted);
     EXPECT_LT(test::value(b, resumed, "task_clock"), counted + 0.02);
     EXPECT_GE(test::value(b, resumed, "context_switches"), test::value(b, first, "context_switches"));
+}
+
+TEST(PerfhwLifecycleTest, the_jobs_running_processes_are_moved_into_its_perf_event_directory_once)
+{
+    SKIP_UNLESS_LIVE();
+    RealJob job("move");
+    ASSERT_TRUE(job.create());
+    auto burner = job.spawn_burner(10);
+    ASSERT_TRUE(burner) << burner.error().message();
+    auto perf_root = ensure_perf_event_hierarchy(test::k_cgroup_root);
+    ASSERT_TRUE(perf_root) << perf_root.error().message();
+    auto perf_dir = ensure_job_perf_cgroup(*perf_root, "/" + job.name());
+    ASSERT_TRUE(perf_dir) << perf_dir.error().message();
+    // The burner is in the job's other hierarchies, not (or no longer) in its perf_event directory.
+    const pid_t pids[] = {*burner};
+    ASSERT_TRUE(move_procs_into(*perf_root, pids));
+    auto moved = move_job_procs(job.paths(), *perf_dir);
+    ASSERT_TRUE(moved) << moved.error().message();
+    EXPECT_EQ(*moved, 1u);
+    auto there = read_file(*perf_dir / "cgroup.procs");
+    ASSERT_TRUE(there);
+    EXPECT_NE(there->find(std::to_string(*burner)), std::string::npos) << *there;
+    auto again = move_job_procs(job.paths(), *perf_dir);
+    ASSERT_TRUE(again);
+    EXPECT_EQ(*again, 0u) << "nothing left to move";
 }

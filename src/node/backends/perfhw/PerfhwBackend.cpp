@@ -43,37 +43,6 @@ std::string cpu_text(const std::vector<int> &cpus)
     return text;
 }
 
-// Move the job's processes (its cgroup.procs in its first v1 hierarchy) into
-// its perf_event directory. Processes forking meanwhile may leave children
-// behind, so look again until a round finds nothing new.
-Result<void> move_job_procs(const cgroup::CgroupPaths &paths, const fs::path &perf_dir)
-{
-    if (paths.controllers.empty())
-        return ok();  // no v1 directory to read processes from: the hook attaches them
-    for (int round = 0; round < 4; ++round) {
-        auto pids = cgroup::CgroupFs::procs(paths);
-        if (!pids)
-            return pids.error().with_context("perfhw: listing the job's processes");
-        auto there = read_file(perf_dir / "cgroup.procs");
-        if (!there)
-            return there.error().with_context("perfhw");
-        std::vector<pid_t> missing;
-        for (pid_t pid : *pids) {
-            bool found = false;
-            for (auto line : text::Lines(*there))
-                if (text::parse_u64(line) == static_cast<uint64_t>(pid))
-                    found = true;
-            if (!found)
-                missing.push_back(pid);
-        }
-        if (missing.empty())
-            return ok();
-        if (auto r = move_procs_into(perf_dir, missing); !r)
-            return r.error().with_context("perfhw: moving the job's processes");
-    }
-    return ok();
-}
-
 }  // namespace
 
 Result<std::vector<int>> job_cpus(const cgroup::CgroupPaths &paths, const fs::path &sysfs_root)
@@ -274,7 +243,7 @@ Result<std::unique_ptr<MetricBackend>> make_perfhw_backend(const JobContext &ctx
         if (!dir)
             return dir.error();
         if (auto r = move_job_procs(ctx.cgroup, *dir); !r)
-            return r.error();
+            return r.error().with_context("perfhw: moving the job's processes");
         perf_dir = std::move(*dir);
     }
 

@@ -12,6 +12,7 @@
 
 #include <cerrno>
 #include <chrono>
+#include <set>
 #include <string>
 #include <system_error>
 #include <thread>
@@ -153,6 +154,32 @@ Result<void> move_procs_into(const fs::path &perf_dir, std::span<const pid_t> pi
             return Error::system("write " + text + " to", procs.string(), errno);
     }
     return ok();
+}
+
+Result<size_t> move_job_procs(const cgroup::CgroupPaths &paths, const fs::path &perf_dir)
+{
+    size_t moved = 0;
+    for (int round = 0; round < 4; ++round) {
+        std::set<pid_t> job;
+        for (const auto &[controller, dir] : paths.controllers) {
+            if (controller == k_controller || dir.empty())
+                continue;
+            if (auto pids = read_pids(dir / "cgroup.procs"))
+                job.insert(pids->begin(), pids->end());
+        }
+        auto there = read_pids(perf_dir / "cgroup.procs");
+        if (!there)
+            return there.error();
+        for (pid_t pid : *there)
+            job.erase(pid);
+        if (job.empty())
+            break;
+        const std::vector<pid_t> missing(job.begin(), job.end());
+        if (auto r = move_procs_into(perf_dir, missing); !r)
+            return r.error();
+        moved += missing.size();
+    }
+    return moved;
 }
 
 Result<void> remove_job_perf_cgroup(const fs::path &perf_root, std::string_view relative, int timeout_ms)

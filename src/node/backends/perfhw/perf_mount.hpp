@@ -13,6 +13,7 @@
 // there. We leave the hierarchy mounted for good (other jobs use it).
 #pragma once
 
+#include "cgroup/CgroupPaths.hpp"
 #include "common/result.hpp"
 
 #include <sys/types.h>
@@ -38,6 +39,14 @@ Result<std::filesystem::path> ensure_job_perf_cgroup(const std::filesystem::path
 // Write each pid to <perf_dir>/cgroup.procs (moves its whole thread group).
 // Processes that exited meanwhile (ESRCH) are skipped.
 Result<void> move_procs_into(const std::filesystem::path &perf_dir, std::span<const pid_t> pids);
+
+// Move the job's running processes into its perf_event directory: those in
+// each of its other v1 hierarchy directories (a process may be in some and
+// not in others), looked at again until a round finds none missing
+// (processes fork meanwhile), 4 rounds at most. Returns how many were
+// moved. A job without v1 directories has nothing to move (on v2 the
+// counters take the job's own directory).
+Result<size_t> move_job_procs(const cgroup::CgroupPaths &paths, const std::filesystem::path &perf_dir);
 
 // Remove <perf_root>/<relative> (the leaf only; parents are shared). Processes
 // still in it are moved back to <perf_root> first; a missing directory is
