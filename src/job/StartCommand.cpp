@@ -12,6 +12,7 @@
 #include "job/Process.hpp"
 #include "job/SamplerRecord.hpp"
 #include "job/scheduler/SlurmLayout.hpp"
+#include "node/NodeOptions.hpp"
 #include "node/backends/perfhw/perf_mount.hpp"
 #include "node/delivery/SpoolFlush.hpp"
 
@@ -31,17 +32,16 @@ namespace fs = std::filesystem;
 
 namespace {
 
-constexpr double k_node_default_period_s = 5;  // colmet-node's own default
-constexpr const char *k_node_default_uri = "tcp://127.0.0.1:5556";
+const node::NodeOptions k_node_defaults;  // colmet-node's own defaults
 constexpr auto k_start_check = std::chrono::milliseconds(300);
 
 // The [node] keys of the configuration file that decide what status shows;
 // colmet-node reads the same file, and start passes the values explicitly
 // so that what the record says is what is in force.
 struct NodeDefaults {
-    double period_s = k_node_default_period_s;
-    std::string uri = k_node_default_uri;
-    std::string spool_dir = node::k_default_spool_dir;
+    double period_s = k_node_defaults.period_s;
+    std::string uri = k_node_defaults.zmq.uri;
+    std::string spool_dir = k_node_defaults.spool_dir;
 };
 
 NodeDefaults read_node_defaults(const std::string &config)
@@ -342,23 +342,18 @@ int do_start(const StartOptions &o)
         (void)remove_created_cgroups(record, o.run_dir);
         return k_exit_failed;
     }
-    std::vector<std::string> argv = {node.string(),
-                                     "--job-id",
-                                     o.job_id,
-                                     "--cgroup",
-                                     *relative,
-                                     "--cgroup-root",
-                                     o.cgroup_root,
-                                     "--user",
-                                     o.user,
-                                     "--sample-period",
-                                     std::to_string(record.period_s),
-                                     "--zeromq-uri",
-                                     record.collector,
-                                     "--log-file",
-                                     o.log_file,
-                                     "--control-dir",
-                                     o.run_dir};
+    // What colmet-node would not take by itself (from its defaults and the
+    // same configuration file): the record says what is in force either way.
+    std::vector<std::string> argv = {node.string(), "--job-id", o.job_id,     "--cgroup", *relative,
+                                     "--user",      o.user,     "--log-file", o.log_file};
+    if (spec.period_s || o.period_s > 0)
+        argv.insert(argv.end(), {"--sample-period", std::to_string(record.period_s)});
+    if (!o.zeromq_uri.empty())
+        argv.insert(argv.end(), {"--zeromq-uri", o.zeromq_uri});
+    if (o.cgroup_root != k_node_defaults.cgroup_root)
+        argv.insert(argv.end(), {"--cgroup-root", o.cgroup_root});
+    if (o.run_dir != k_node_defaults.control_dir)
+        argv.insert(argv.end(), {"--control-dir", o.run_dir});
     if (!place->level.empty())
         argv.insert(argv.end(), {"--find-cgroup", place->level});
     if (o.config != k_default_config)

@@ -1,8 +1,11 @@
 // colmet-node's settings, from the command line and the [node] section of
-// colmet.conf (command line wins).
+// colmet.conf (command line wins). The defaults here are colmet-node's, and
+// the only copy: colmet-job reads them to know what is in force without
+// passing them.
 #pragma once
 
 #include "node/Transport.hpp"
+#include "node/delivery/Spool.hpp"
 
 #include <string>
 #include <utility>
@@ -27,7 +30,7 @@ struct NodeOptions {
     double ack_timeout_s = 30;  // see SamplerConfig
     double ack_wait_s = 2;
     double outbox_mib = 16;
-    std::string spool_dir = "/var/spool/colmet";  // the node spool ("none": no spool)
+    std::string spool_dir = k_default_spool_dir;  // the node spool ("none": no spool)
     double spool_mib = 64;                        // per job
     double spool_node_mib = 512;                  // all the node's spool files
     std::vector<std::string> disabled_backends;

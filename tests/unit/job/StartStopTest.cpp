@@ -146,7 +146,10 @@ TEST_F(StartStopTest, start_makes_the_job_cgroups_and_records_them_stop_removes_
     EXPECT_EQ(arg_after(args, "--user"), "alice");
     EXPECT_EQ(arg_after(args, "--control-dir"), m_tree.path("run").string());
     EXPECT_EQ(arg_after(args, "--find-cgroup"), "") << "--cgroup names the job's directory everywhere";
-    EXPECT_EQ(std::stod(arg_after(args, "--sample-period")), 5) << "colmet-node's default, stated";
+    EXPECT_EQ(arg_after(args, "--sample-period"), "") << "colmet-node's default: not passed";
+    EXPECT_EQ(arg_after(args, "--zeromq-uri"), "") << "colmet-node's default: not passed";
+    EXPECT_EQ(r.period_s, 5) << "but recorded, as in force";
+    EXPECT_EQ(r.collector, "tcp://127.0.0.1:5556");
 
     ASSERT_EQ(stop_command(stop_options("42")), 0);
     EXPECT_FALSE(sampler_alive(r)) << "SIGTERM reached the sampler";
@@ -314,3 +317,17 @@ TEST_F(StartStopTest, usage_errors_exit_64_and_nothing_to_stop_exits_1_except_in
 }
 
 }  // namespace
+
+TEST_F(StartStopTest, start_passes_colmet_node_what_differs_from_its_own_defaults)
+{
+    StartOptions o = start_options("44", "/oar/alice_44");
+    o.period_s = 0.5;
+    o.zeromq_uri = "tcp://collector:5556";
+    o.spec = "period=2";
+    ASSERT_EQ(start_command(o), 0);
+    const auto args = node_args();
+    EXPECT_EQ(std::stod(arg_after(args, "--sample-period")), 2) << "the spec's period wins";
+    EXPECT_EQ(arg_after(args, "--zeromq-uri"), "tcp://collector:5556");
+    EXPECT_EQ(record_of("44").period_s, 2);
+    ASSERT_EQ(stop_command(stop_options("44")), 0);
+}
