@@ -1,9 +1,9 @@
 #include "job/JobSpec.hpp"
 
+#include "node/backends/catalog.hpp"
 #include "node/backends/perfhw/PerfEventSpec.hpp"
 
 #include <algorithm>
-#include <array>
 #include <cerrno>
 #include <cmath>
 #include <cstdlib>
@@ -16,17 +16,25 @@ constexpr size_t k_max_spec_length = 4096;
 constexpr double k_min_period_s = 0.1;
 constexpr double k_max_period_s = 3600;
 
-// Node-level backends a spec may switch on, and colmet-node's flag for each.
-struct NodeBackendFlag {
-    std::string_view name;
-    std::string_view flag;
-};
-constexpr std::array<NodeBackendFlag, 4> k_node_backends = {{
-    {"rapl", "--enable-RAPL"},
-    {"temperature", "--enable-temperature"},
-    {"infiniband", "--enable-infiniband"},
-    {"lustre", "--enable-lustre"},
-}};
+// The node-level backend a spec word switches on (catalog.hpp), or nullptr.
+const node::BackendInfo *node_backend_keyword(std::string_view word)
+{
+    const node::BackendInfo *b = node::backend_for_spec_keyword(word);
+    return b && b->kind == node::BackendKind::node ? b : nullptr;
+}
+
+// "rapl, temperature, infiniband or lustre", from the catalog.
+std::string node_backend_keywords()
+{
+    std::vector<std::string_view> words;
+    for (const auto &b : node::k_backend_catalog)
+        if (b.kind == node::BackendKind::node)
+            words.push_back(b.spec_keyword);
+    std::string out;
+    for (size_t i = 0; i < words.size(); ++i)
+        out += std::string(i == 0 ? "" : i + 1 == words.size() ? " or " : ", ") + std::string(words[i]);
+    return out;
+}
 
 std::string_view trim(std::string_view s)
 {
@@ -101,9 +109,7 @@ Result<JobSpec> parse_spec(std::string_view text)
                     return Error::invalid("spec item 'perfhw:' names no event (write perfhw for the default events)");
                 spec.events.emplace_back(value);
             }
-        } else if (auto nb = std::find_if(k_node_backends.begin(), k_node_backends.end(),
-                                          [&](const auto &b) { return b.name == item; });
-                   nb != k_node_backends.end()) {
+        } else if (node_backend_keyword(item)) {
             if (std::find(spec.node_backends.begin(), spec.node_backends.end(), item) == spec.node_backends.end())
                 spec.node_backends.emplace_back(item);
             in_event_list = false;
@@ -111,8 +117,8 @@ Result<JobSpec> parse_spec(std::string_view text)
             spec.events.emplace_back(item);
         } else {
             return Error::invalid("unknown spec item '" + std::string(item) +
-                                  "' (expected perfhw, perfhw:EVENT,..., period=SECONDS, rapl, temperature, "
-                                  "infiniband or lustre)");
+                                  "' (expected perfhw, perfhw:EVENT,..., period=SECONDS, " + node_backend_keywords() +
+                                  ")");
         }
     }
     for (size_t i = 0; i < spec.events.size(); ++i)
@@ -146,9 +152,8 @@ std::vector<std::string> spec_node_args(const JobSpec &spec)
         }
     }
     for (const auto &b : spec.node_backends)
-        for (const auto &nb : k_node_backends)
-            if (nb.name == b)
-                args.emplace_back(nb.flag);
+        if (const node::BackendInfo *nb = node_backend_keyword(b))
+            args.emplace_back(nb->flag);
     return args;
 }
 

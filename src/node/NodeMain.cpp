@@ -124,19 +124,22 @@ void add_options(CLI::App &app, NodeOptions &o)
         ->check([](const std::string &uri) {
             return uri.rfind("tcp://", 0) == 0 ? std::string() : "must be a tcp:// endpoint";
         });
-    app.add_flag("--enable-RAPL", o.enable_rapl,
-                 "Energy of the node's CPU packages and RAPL domains (powercap or perf power PMU), in J");
+    // --enable-RAPL, --enable-temperature, ...: one flag per node-level backend of the catalog.
+    for (const auto &b : k_backend_catalog)
+        if (b.kind == BackendKind::node)
+            app.add_flag_callback(
+                std::string(b.flag),
+                [&o, name = std::string(b.name)] {
+                    if (std::find(o.node_backends.begin(), o.node_backends.end(), name) == o.node_backends.end())
+                        o.node_backends.push_back(name);
+                },
+                std::string(b.description));
     app.add_option("--rapl-mapping-dir", o.rapl_mapping_dir,
                    "Write the original's RAPL_mapping.<time>.csv into this directory")
         ->check(CLI::ExistingDirectory);
-    app.add_flag("--enable-temperature", o.enable_temperature,
-                 "Temperatures of the node's thermal zones and hwmon sensors, in degC");
     app.add_option("--temperature-mapping-dir", o.temperature_mapping_dir,
                    "Write the original's temperature_mapping.<time>.csv into this directory")
         ->check(CLI::ExistingDirectory);
-    app.add_flag("--enable-infiniband", o.enable_infiniband,
-                 "InfiniBand/Omni-Path port counters of the node (bytes, packets)");
-    app.add_flag("--enable-lustre", o.enable_lustre, "Lustre client statistics of the node's mounts (llite stats)");
     app.add_option("--sysfs-root", o.sysfs_root,
                    "Where sysfs is mounted (PMU descriptions, online CPUs, node-level backends)")
         ->capture_default_str();
@@ -330,10 +333,7 @@ int run(const NodeOptions &o)
     }
 
     NodeBackendRequest node_request{{o.sysfs_root, o.proc_root}, {}, o.rapl_mapping_dir, o.temperature_mapping_dir};
-    for (auto [on, name] : {std::pair{o.enable_rapl, "rapl"}, std::pair{o.enable_temperature, "temperature"},
-                            std::pair{o.enable_infiniband, "infiniband"}, std::pair{o.enable_lustre, "lustre"}})
-        if (on)
-            node_request.enabled.emplace_back(name);
+    node_request.enabled = o.node_backends;
     for (auto &b : make_node_backends(node_request, realtime_ns()))
         backends.push_back(std::move(b));
 

@@ -37,11 +37,8 @@ struct NodeOptions {
     bool enable_perfhw = false;  // backend perfhw (perf_event in cgroup mode)
     std::vector<std::string> perfhw_list = {"instructions", "cache_misses", "page_faults"};
     std::string sysfs_root = "/sys";
-    std::string perfhw_mapping_dir;  // write perfhw_mapping.<time>.csv there (empty: none)
-    bool enable_rapl = false;        // node-level backends (scope node), see node_backends()
-    bool enable_temperature = false;
-    bool enable_infiniband = false;
-    bool enable_lustre = false;
+    std::string perfhw_mapping_dir;           // write perfhw_mapping.<time>.csv there (empty: none)
+    std::vector<std::string> node_backends;   // node-level backends enabled (their flags, catalog.hpp)
     std::string rapl_mapping_dir;             // write RAPL_mapping.<time>.csv there (empty: none)
     std::string temperature_mapping_dir;      // write temperature_mapping.<time>.csv there (empty: none)
     std::string control_dir = "/run/colmet";  // the job's control socket <dir>/<job>.ctl (empty: none)

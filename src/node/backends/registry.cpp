@@ -11,17 +11,39 @@
 
 namespace colmet::node {
 
+namespace {
+
+// Each factory's row of the catalog, found at compile time: a name the
+// catalog lacks does not compile (a null pointer is no constant).
+constexpr const BackendInfo &k_cgroup_cpu = *backend_info("cgroup_cpu");
+constexpr const BackendInfo &k_cgroup_memory = *backend_info("cgroup_memory");
+constexpr const BackendInfo &k_cgroup_io = *backend_info("cgroup_io");
+constexpr const BackendInfo &k_processes = *backend_info("processes");
+constexpr const BackendInfo &k_rapl = *backend_info("rapl");
+constexpr const BackendInfo &k_temperature = *backend_info("temperature");
+constexpr const BackendInfo &k_infiniband = *backend_info("infiniband");
+constexpr const BackendInfo &k_lustre = *backend_info("lustre");
+
+BackendFactory job_factory(const BackendInfo &row, Result<std::unique_ptr<MetricBackend>> (*make)(const JobContext &))
+{
+    return {row.name, row.description, make};
+}
+
+NodeBackendFactory node_factory(const BackendInfo &row,
+                                Result<std::unique_ptr<MetricBackend>> (*make)(const NodeContext &))
+{
+    return {row.name, row.flag, row.description, make};
+}
+
+}  // namespace
+
 const std::vector<BackendFactory> &job_backends()
 {
     static const std::vector<BackendFactory> k_table = {
-        {"cgroup_cpu", "CPU time of the job's cgroup (usage, user, system) and CFS throttling",
-         &backends::make_cgroup_cpu_backend},
-        {"cgroup_memory", "Memory of the job's cgroup: current, peak, anonymous, page cache, major faults",
-         &backends::make_cgroup_memory_backend},
-        {"cgroup_io", "Block I/O of the job's cgroup summed over devices: bytes and operations",
-         &backends::make_cgroup_io_backend},
-        {"processes", "Processes and threads of the job, and their cumulative I/O from /proc/<pid>/io",
-         &backends::make_processes_backend},
+        job_factory(k_cgroup_cpu, &backends::make_cgroup_cpu_backend),
+        job_factory(k_cgroup_memory, &backends::make_cgroup_memory_backend),
+        job_factory(k_cgroup_io, &backends::make_cgroup_io_backend),
+        job_factory(k_processes, &backends::make_processes_backend),
     };
     return k_table;
 }
@@ -37,15 +59,10 @@ const BackendFactory *find_backend(std::string_view name)
 const std::vector<NodeBackendFactory> &node_backends()
 {
     static const std::vector<NodeBackendFactory> k_table = {
-        {"rapl", "--enable-RAPL",
-         "Energy of each CPU package and RAPL domain (powercap, else the perf power PMU), cumulative J",
-         &backends::rapl::make_rapl_backend},
-        {"temperature", "--enable-temperature", "Temperatures of the thermal zones and hwmon sensors, degC",
-         &backends::temperature::make_temperature_backend},
-        {"infiniband", "--enable-infiniband", "InfiniBand/Omni-Path port counters: bytes and packets sent and received",
-         &backends::infiniband::make_infiniband_backend},
-        {"lustre", "--enable-lustre", "Lustre client statistics of each mount (llite stats): bytes and operations",
-         &backends::lustre::make_lustre_backend},
+        node_factory(k_rapl, &backends::rapl::make_rapl_backend),
+        node_factory(k_temperature, &backends::temperature::make_temperature_backend),
+        node_factory(k_infiniband, &backends::infiniband::make_infiniband_backend),
+        node_factory(k_lustre, &backends::lustre::make_lustre_backend),
     };
     return k_table;
 }

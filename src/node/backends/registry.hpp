@@ -1,11 +1,13 @@
-// The per-job backends colmet-node can run, in the order it builds them.
-// An explicit table (registry.cpp), no static self-registration.
+// The factories of the backends colmet-node can run, in the order it builds
+// them: an explicit table (registry.cpp), no static self-registration. Names,
+// flags and descriptions come from the catalog (catalog.hpp).
 #pragma once
 
 #include "common/result.hpp"
 #include "node/JobContext.hpp"
 #include "node/MetricBackend.hpp"
 #include "node/NodeContext.hpp"
+#include "node/backends/catalog.hpp"
 
 #include <memory>
 #include <string_view>

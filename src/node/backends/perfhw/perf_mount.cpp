@@ -167,6 +167,8 @@ Result<size_t> move_job_procs(const cgroup::CgroupPaths &paths, const fs::path &
             if (auto pids = read_pids(dir / "cgroup.procs"))
                 job.insert(pids->begin(), pids->end());
         }
+        if (job.empty())
+            break;
         auto there = read_pids(perf_dir / "cgroup.procs");
         if (!there)
             return there.error();

@@ -1,0 +1,68 @@
+// Every backend colmet-node can run, one row each: its name (as on the
+// wire), what kind it is, the colmet-node flag that turns it on (node-level
+// ones and perfhw; the job backends run unless --disable-backend), the word
+// that asks for it in a job spec (oarsub -t colmet=..., srun --colmet=...),
+// and one line saying what it measures. Header-only and dependency-free, so
+// that every component that names backends (colmet-node's options and
+// --list-backends, colmet-job's spec and flags, the SPANK plugin's spec
+// check) reads this one table; the factories that build them are
+// registry.cpp's, keyed by the same names.
+#pragma once
+
+#include <array>
+#include <string_view>
+
+namespace colmet::node {
+
+enum class BackendKind {
+    job,     // reads the job's cgroups; runs unless disabled
+    node,    // measures the whole node; runs only when enabled
+    perfhw,  // perf counters of the job's cgroup; enabled, with its events
+};
+
+struct BackendInfo {
+    std::string_view name;
+    BackendKind kind;
+    std::string_view flag;          // colmet-node's flag that enables it ("" for job backends)
+    std::string_view spec_keyword;  // the job spec's word for it ("" for job backends)
+    std::string_view description;   // one line, for --list-backends, --help and docs
+};
+
+inline constexpr std::array<BackendInfo, 9> k_backend_catalog = {{
+    {"cgroup_cpu", BackendKind::job, "", "", "CPU time of the job's cgroup (usage, user, system) and CFS throttling"},
+    {"cgroup_memory", BackendKind::job, "", "",
+     "Memory of the job's cgroup: current, peak, anonymous, page cache, major faults"},
+    {"cgroup_io", BackendKind::job, "", "", "Block I/O of the job's cgroup summed over devices: bytes and operations"},
+    {"processes", BackendKind::job, "", "",
+     "Processes and threads of the job, and their cumulative I/O from /proc/<pid>/io"},
+    {"perfhw", BackendKind::perfhw, "--enable-perfhw", "perfhw",
+     "Perf events of the job's cgroup (perf_event in cgroup mode): hardware and software counters"},
+    {"rapl", BackendKind::node, "--enable-RAPL", "rapl",
+     "Energy of each CPU package and RAPL domain (powercap, else the perf power PMU), cumulative J"},
+    {"temperature", BackendKind::node, "--enable-temperature", "temperature",
+     "Temperatures of the thermal zones and hwmon sensors, degC"},
+    {"infiniband", BackendKind::node, "--enable-infiniband", "infiniband",
+     "InfiniBand/Omni-Path port counters: bytes and packets sent and received"},
+    {"lustre", BackendKind::node, "--enable-lustre", "lustre",
+     "Lustre client statistics of each mount (llite stats): bytes and operations"},
+}};
+
+// The row of that name, or nullptr.
+constexpr const BackendInfo *backend_info(std::string_view name)
+{
+    for (const auto &b : k_backend_catalog)
+        if (b.name == name)
+            return &b;
+    return nullptr;
+}
+
+// The row whose spec keyword this is, or nullptr.
+constexpr const BackendInfo *backend_for_spec_keyword(std::string_view keyword)
+{
+    for (const auto &b : k_backend_catalog)
+        if (!b.spec_keyword.empty() && b.spec_keyword == keyword)
+            return &b;
+    return nullptr;
+}
+
+}  // namespace colmet::node
