@@ -70,9 +70,10 @@ TEST(PluginConfigTest, rejects_bad_values)
     for (const Case &k :
          {Case{"period=0.01", "between 0.1 and 3600"}, Case{"period=abc", "between 0.1 and 3600"},
           Case{"mode=sometimes", "opt-in or all"}, Case{"collector=localhost", "ZeroMQ endpoint"},
-          Case{"collector=tcp://a:1,,tcp://b:1", "empty address"}, Case{"cgroup_root=relative/dir", "absolute path"}, Case{"spool_dir=spool", "absolute path"},
-          Case{"steps=maybe", "yes or no"}, Case{"metrics=perfhw,bogus", "unknown spec item 'bogus'"},
-          Case{"timeout=0", "1 and 60"}, Case{"novalue", "not key=value"}, Case{"=x", "not key=value"}}) {
+          Case{"collector=tcp://a:1,,tcp://b:1", "empty address"}, Case{"cgroup_root=relative/dir", "absolute path"},
+          Case{"spool_dir=spool", "absolute path"}, Case{"steps=maybe", "yes or no"},
+          Case{"metrics=perfhw,bogus", "unknown spec item 'bogus'"}, Case{"timeout=0", "1 and 60"},
+          Case{"novalue", "not key=value"}, Case{"=x", "not key=value"}}) {
         auto c = parse({k.arg});
         ASSERT_FALSE(c.ok()) << k.arg;
         EXPECT_NE(c.error().message().find(k.expect), std::string::npos) << k.arg << ": " << c.error().message();
