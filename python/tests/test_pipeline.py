@@ -423,7 +423,10 @@ def test_colmet_job_run_prints_the_report_command_and_writes_the_report(root, tm
     if not os.access(os.path.join(root, "colmet-report"), os.X_OK):
         pytest.skip(f"no colmet-report launcher in {root} (build tree configured before python/ existed)")
     # --report: colmet-job runs colmet-report with the command's exit status.
-    r = subprocess.run([job_bin, "run", "-s", "0.5", "--report", "my report.html", "--job-id",
+    # A period far longer than the command: only job_start and job_end, so
+    # the report says it has too few samples (at 0.5 s, a loaded machine
+    # sometimes took a periodic sample in between).
+    r = subprocess.run([job_bin, "run", "-s", "60", "--report", "my report.html", "--job-id",
                         f"pyt-report-{os.getpid()}", "--", "sh", "-c", "exit 3"], cwd=tmp_path, capture_output=True,
                        text=True, timeout=300)
     assert r.returncode == 3, r.stderr
