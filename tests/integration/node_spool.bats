@@ -52,6 +52,19 @@ ended_figures() {
 
 spool_files() { find "$SPOOL" -name '*.spool' 2>/dev/null | wc -l; }
 
+# start_listening_collector ARGS...: a collector, once it listens (a flush
+# that finds no collector keeps its file for the next one).
+start_listening_collector() {
+  local before
+  before=$(grep -c "listening on" "$BATS_TEST_TMPDIR/collector.log" 2>/dev/null || true)
+  start_collector "$URI" "$OUT" "$@"
+  for _ in $(seq 100); do
+    [ "$(grep -c "listening on" "$BATS_TEST_TMPDIR/collector.log" 2>/dev/null || true)" -gt "${before:-0}" ] && return 0
+    sleep 0.1
+  done
+  echo "the collector did not start listening"; return 1
+}
+
 # job_while_the_collector_is_away SECONDS: a sampler at a 0.2 s period, its
 # collector never there: at its end everything goes to the spool.
 job_while_the_collector_is_away() {
@@ -88,7 +101,7 @@ job_while_the_collector_is_away() {
   grep -q "the spool .* keeps them until a flush" "$LOG"
   # The stop's own background flush found the collector down and kept the file.
   sleep $((30 - ($(date +%s) - down)))
-  start_collector "$URI" "$OUT" --flush-interval 2
+  start_listening_collector --flush-interval 2
   # The next job's start flushes the spool in the background.
   make_job_cgroup "$REL-next"
   "$COLMET_BIN/colmet-job" start --job-id "$JOB-next" --user root --cgroup "$REL-next" --zeromq-uri "$URI" -s 0.5 \
@@ -124,8 +137,8 @@ job_while_the_collector_is_away() {
   echo "sent $sent, spooled $spooled, dropped $dropped, unacknowledged $unacked"
   grep -q "the spool is full" "$BATS_TEST_TMPDIR/node.log"
   [ "$dropped" -gt 0 ] && [ "$unacked" -eq 0 ] && [ $((spooled + dropped)) -eq "$sent" ]
-  [ "$(stat -c %s "$SPOOL"/*.spool)" -le 40960 ]
-  start_collector "$URI" "$OUT"
+  [ "$(stat -c %s "$SPOOL"/*.spool)" -le 41943 ]   # 0.04 MiB
+  start_listening_collector
   run "$COLMET_BIN/colmet-job" flush-spool --spool-dir "$SPOOL"
   echo "$output"
   [ "$status" -eq 0 ]
@@ -156,7 +169,7 @@ data[fourth_message + 40] ^= 0x5A
 del data[-7:]
 open(path, "wb").write(data)
 PYEOF
-  start_collector "$URI" "$OUT" --idle-close 2
+  start_listening_collector --idle-close 2
   run "$COLMET_BIN/colmet-job" flush-spool --spool-dir "$SPOOL"
   echo "$output"
   [ "$status" -eq 0 ]

@@ -45,6 +45,19 @@ lines = [l for l in open(sys.argv[1]) if "\"wrapper_cpu_seconds\"" in l]
 print(json.loads(lines[-1])[sys.argv[2]])' "$1" "${2:-cpu_seconds}"
 }
 
+# times_span FILE: the CPU time a bash and its reaped children used between
+# the first and the last `times` output in FILE (the last sum minus the first).
+times_span() {
+  "$PY" -c '
+import re, sys
+t = re.compile(r"^(\d+)m([\d.]+)s (\d+)m([\d.]+)s$")
+rows = [t.match(l.strip()) for l in open(sys.argv[1])]
+rows = [m for m in rows if m]
+assert len(rows) >= 4, "no two bash times outputs"
+total = lambda pair: sum(60 * float(m.group(i)) + float(m.group(i + 1)) for m in pair for i in (1, 3))
+print("%.3f" % (total(rows[-2:]) - total(rows[:2])))' "$1"
+}
+
 # times_total FILE: the sum of the last bash `times` output in FILE (its two
 # lines: the shell's own user and system time, then its reaped children's).
 times_total() {
