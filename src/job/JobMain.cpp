@@ -133,7 +133,7 @@ int job_main(int argc, char **argv)
         ->capture_default_str();
     start_cmd->add_option("--spool-dir", start.spool_dir,
                           "The node spool, passed to colmet-node (default: [node] spool-dir of the config, else "
-                          "/var/spool/colmet); spooled data there is flushed in the background");
+                          "/var/spool/colmet); the sampler flushes spooled data there in the background");
     start_cmd->add_option("--node-binary", start.node_binary, "colmet-node to run (default: found next to colmet-job)");
     start_cmd->add_flag("-v,--verbose", verbosity, "More log output (-v info, -vv debug)");
     start_cmd->add_option("node-options", start.node_args, "More colmet-node options, after --");

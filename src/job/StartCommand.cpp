@@ -412,8 +412,7 @@ void flush_spool_in_background(const std::string &spool_dir, const std::string &
     const fs::path self = fs::read_symlink("/proc/self/exe", ec);
     if (ec)
         return;
-    std::vector<std::string> argv = {self.string(), "flush-spool", "--hook", "--spool-dir",
-                                     spool_dir,     "--log-file",  log_file};
+    std::vector<std::string> argv = node::flush_command(self, spool_dir, log_file);
     if (config != k_default_config)
         argv.insert(argv.end(), {"--config", config});
     if (auto pid = spawn_detached(argv, "/sys/fs/cgroup"); pid)
@@ -427,8 +426,7 @@ int start_command(const StartOptions &o)
     setup_command_log(o.log_file, o.hook, o.verbosity);
     int rc = 0;
     try {
-        rc = do_start(o);
-        flush_spool_in_background(spool_dir_of(o.spool_dir, o.config), o.config, o.log_file);
+        rc = do_start(o);  // the sampler it starts flushes the node spool (start_background_flush)
     } catch (const std::exception &e) {
         spdlog::error("job {}: start failed: {}", o.job_id, e.what());
         rc = 70;

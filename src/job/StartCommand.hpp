@@ -77,8 +77,8 @@ int flush_spool_command(const FlushSpoolOptions &options);
 // else colmet-node's default. "" when the config turns the spool off.
 std::string spool_dir_of(const std::string &given, const std::string &config);
 // Start `colmet-job flush-spool` detached when the spool holds files: what
-// start and stop do after their job, so that spooled data goes as soon as
-// a collector answers. Quiet when there is nothing to do.
+// stop does after its job (and colmet-node at start), so that spooled data
+// goes as soon as a collector answers. Quiet when there is nothing to do.
 void flush_spool_in_background(const std::string &spool_dir, const std::string &config, const std::string &log_file);
 
 }  // namespace colmet::job

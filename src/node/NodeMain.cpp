@@ -17,6 +17,7 @@
 #include "node/backends/perfhw/PerfEventSpec.hpp"
 #include "node/backends/perfhw/PerfhwBackend.hpp"
 #include "node/backends/registry.hpp"
+#include "node/delivery/SpoolFlush.hpp"
 #include "wire/rules.hpp"
 
 #include <CLI/CLI.hpp>
@@ -374,6 +375,10 @@ int run(const NodeOptions &o)
     bool perfhw_running = false;
     for (const auto &b : backends)
         perfhw_running = perfhw_running || b->name() == "perfhw";
+    // Jobs that ended while their collector was away left data in the
+    // spool: a flush in the background sends it once a collector answers.
+    if (!config.spool_dir.empty())
+        start_background_flush(config.spool_dir, o.log_file);
     Sampler sampler(std::move(config), std::move(backends), std::move(*transport));
     sampler.set_job_cgroups(std::move(cgroups), job_backend_count, build_job_backends);
     attach_control(sampler, ctx,

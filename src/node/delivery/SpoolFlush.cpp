@@ -7,12 +7,15 @@
 #include "node/delivery/Outbox.hpp"
 
 #include <fcntl.h>
+#include <signal.h>
 #include <sys/file.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include <algorithm>
 #include <cerrno>
 #include <cstdint>
+#include <cstring>
 #include <vector>
 
 namespace colmet::node {
@@ -51,6 +54,58 @@ void remove_stale_rewrites(const fs::path &dir)
 }  // namespace
 
 bool spool_has_files(const fs::path &dir) { return !spool_files(dir).empty(); }
+
+std::vector<std::string> flush_command(const fs::path &colmet_job, const fs::path &spool_dir,
+                                       const std::string &log_file)
+{
+    std::vector<std::string> argv = {colmet_job.string(), "flush-spool", "--hook", "--spool-dir", spool_dir.string()};
+    if (!log_file.empty())
+        argv.insert(argv.end(), {"--log-file", log_file});
+    return argv;
+}
+
+void start_background_flush(const fs::path &spool_dir, const std::string &log_file)
+{
+    if (spool_dir.empty() || !spool_has_files(spool_dir))
+        return;
+    std::error_code ec;
+    const fs::path colmet_job = fs::read_symlink("/proc/self/exe", ec).parent_path() / "colmet-job";
+    if (ec || ::access(colmet_job.c_str(), X_OK) != 0) {
+        spdlog::warn("the node spool {} holds data, but {} is not there to flush it", spool_dir.string(),
+                     colmet_job.string());
+        return;
+    }
+    // Everything exec needs, made before fork: the child only calls
+    // async-signal-safe functions.
+    const std::vector<std::string> args = flush_command(colmet_job, spool_dir, log_file);
+    std::vector<char *> argv;
+    for (const auto &a : args)
+        argv.push_back(const_cast<char *>(a.c_str()));
+    argv.push_back(nullptr);
+    sigset_t none;
+    sigemptyset(&none);
+    const pid_t child = ::fork();
+    if (child < 0) {
+        spdlog::warn("cannot start colmet-job flush-spool: fork: {}", std::strerror(errno));
+        return;
+    }
+    if (child == 0) {
+        ::setsid();
+        if (::fork() != 0)
+            ::_exit(0);  // the flush is nobody's child: init reaps it
+        const int null = ::open("/dev/null", O_RDWR);
+        if (null >= 0)
+            for (int fd = 0; fd < 3; ++fd)
+                ::dup2(null, fd);
+        ::sigprocmask(SIG_SETMASK, &none, nullptr);
+        ::execv(argv[0], argv.data());
+        ::_exit(127);
+    }
+    int status = 0;
+    while (::waitpid(child, &status, 0) < 0 && errno == EINTR) {
+    }
+    spdlog::info("the node spool {} holds data: flushing it in the background", spool_dir.string());
+}
 
 Result<FlushTotals> flush_spool_file(const fs::path &path, const FlushOptions &o)
 {

@@ -13,6 +13,7 @@
 #include <filesystem>
 #include <functional>
 #include <string>
+#include <vector>
 
 namespace colmet::node {
 
@@ -44,5 +45,16 @@ Result<FlushTotals> flush_spool(const FlushOptions &options);
 Result<FlushTotals> flush_spool_file(const std::filesystem::path &path, const FlushOptions &options);
 // True when the directory holds spool files (a flush has work).
 bool spool_has_files(const std::filesystem::path &dir);
+
+// `colmet-job flush-spool --hook` of `spool_dir`, as colmet-node and
+// colmet-job stop start it in the background (log_file empty: its default).
+std::vector<std::string> flush_command(const std::filesystem::path &colmet_job, const std::filesystem::path &spool_dir,
+                                       const std::string &log_file);
+// colmet-node at start: when the spool holds files (jobs that ended while
+// their collector was away), run flush_command() detached (double fork, a
+// session of its own, standard streams on /dev/null, signals unblocked), so
+// that a later sampler on the node sends them once a collector answers.
+// colmet-job is looked for next to this program. Errors are logged only.
+void start_background_flush(const std::filesystem::path &spool_dir, const std::string &log_file);
 
 }  // namespace colmet::node
