@@ -2,9 +2,8 @@
 // any bytes must parse without a crash into records that lie inside the
 // input, in strictly increasing seq order, each with its `base` field
 // inside its message; a header found must come back the same from the
-// bytes the writer makes of it; and a sound record appended after the
-// input's bytes is found, whatever came before (a torn end loses only
-// itself).
+// bytes the writer makes of it; and a sound record appended to a file that
+// ends cleanly is found.
 #include "node/delivery/SpoolFormat.hpp"
 
 #include <cstdint>
@@ -39,7 +38,12 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
         if (!again.header || !(*again.header == *c.header) || !again.records.empty())
             std::abort();
     }
-    // A sound record after whatever the input holds is read back.
+    // A sound record appended to a file that ends cleanly is read back. (After
+    // a torn end it may not be: a crafted torn frame whose checksum happens to
+    // hold over the next record's first bytes swallows them. The writer never
+    // appends after a torn record: it cuts it off first.)
+    if (c.damaged_bytes > 0 || c.out_of_order > 0 || (!c.records.empty() && c.records.back().seq == UINT64_MAX))
+        return 0;
     const uint64_t seq = c.records.empty() ? 1 : c.records.back().seq + 1;
     const std::string message(16, 'm');
     std::string more(bytes);
