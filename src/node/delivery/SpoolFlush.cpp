@@ -79,6 +79,7 @@ void start_background_flush(const fs::path &spool_dir, const std::string &log_fi
     // async-signal-safe functions.
     const std::vector<std::string> args = flush_command(colmet_job, spool_dir, log_file);
     std::vector<char *> argv;
+    argv.reserve(args.size() + 1);
     for (const auto &a : args)
         argv.push_back(const_cast<char *>(a.c_str()));
     argv.push_back(nullptr);
