@@ -25,16 +25,6 @@ void redirect(const std::string &path, int target)
 
 }  // namespace
 
-std::vector<char *> exec_argv(const std::vector<std::string> &argv)
-{
-    std::vector<char *> args;
-    args.reserve(argv.size() + 1);
-    for (const auto &a : argv)
-        args.push_back(const_cast<char *>(a.c_str()));
-    args.push_back(nullptr);
-    return args;
-}
-
 sigset_t term_signals()
 {
     sigset_t set;

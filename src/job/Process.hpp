@@ -1,6 +1,7 @@
 // Starting and stopping the helper processes colmet-job runs.
 #pragma once
 
+#include "common/exec_argv.hpp"
 #include "common/result.hpp"
 
 #include <csignal>
@@ -20,10 +21,6 @@ struct SpawnOptions {
     std::string stdout_path;         // empty: inherit
     std::string stderr_path;         // empty: inherit
 };
-
-// argv as execv() takes it (pointers into `argv`, which must outlive them),
-// built before fork() so that the child only calls async-signal-safe code.
-std::vector<char *> exec_argv(const std::vector<std::string> &argv);
 
 // SIGTERM and SIGINT: what a spawned colmet program reads from a signalfd,
 // kept blocked around fork() and across exec().

@@ -137,6 +137,8 @@ void Spool::update_bound()
 
 Result<void> Spool::create()
 {
+    if (auto r = check_spool_header(m_header); !r)
+        return r;  // a value spanning lines would make the header unreadable
     if (auto r = prepare_spool_dir(m_dir); !r)
         return r;
     update_bound();

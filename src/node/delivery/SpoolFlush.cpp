@@ -1,6 +1,7 @@
 #include "node/delivery/SpoolFlush.hpp"
 
 #include "common/clock.hpp"
+#include "common/exec_argv.hpp"
 #include "common/log.hpp"
 #include "common/names.hpp"
 #include "node/delivery/Delivery.hpp"
@@ -78,11 +79,7 @@ void start_background_flush(const fs::path &spool_dir, const std::string &log_fi
     // Everything exec needs, made before fork: the child only calls
     // async-signal-safe functions.
     const std::vector<std::string> args = flush_command(colmet_job, spool_dir, log_file);
-    std::vector<char *> argv;
-    argv.reserve(args.size() + 1);
-    for (const auto &a : args)
-        argv.push_back(const_cast<char *>(a.c_str()));
-    argv.push_back(nullptr);
+    std::vector<char *> argv = exec_argv(args);
     sigset_t none;
     sigemptyset(&none);
     const pid_t child = ::fork();
