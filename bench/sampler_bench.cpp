@@ -183,7 +183,7 @@ static std::unique_ptr<node::Sampler> bench_sampler(benchmark::State &state, std
     node::JobContext ctx{"bench", j.paths, "/proc"};
     std::vector<std::unique_ptr<node::MetricBackend>> backends;
     for (const auto &f : node::job_backends()) {
-        auto b = f.make(ctx);
+        auto b = f.make_for_job(ctx);
         if (b)
             backends.push_back(std::move(*b));
     }

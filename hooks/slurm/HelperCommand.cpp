@@ -1,6 +1,6 @@
 #include "HelperCommand.hpp"
 
-#include "job/scheduler/SlurmLayout.hpp"
+#include "scheduler/SlurmLayout.hpp"
 
 #include <cstdio>
 

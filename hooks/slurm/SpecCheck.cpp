@@ -1,6 +1,6 @@
 #include "SpecCheck.hpp"
 
-#include "job/JobSpec.hpp"
+#include "spec/JobSpec.hpp"
 
 namespace colmet::spank {
 
@@ -20,7 +20,7 @@ std::optional<std::string> spec_error(std::string_view spec)
 {
     if (spec == "off")
         return std::nullopt;
-    auto parsed = job::parse_spec(spec);
+    auto parsed = spec::parse_spec(spec);
     if (!parsed)
         return parsed.error().message();
     return std::nullopt;

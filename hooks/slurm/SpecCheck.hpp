@@ -1,5 +1,5 @@
 // What a user asked for with --colmet[=SPEC] (or SLURM_COLMET), and whether
-// a SPEC is valid. The grammar is colmet-job's (src/job/JobSpec.hpp).
+// a SPEC is valid. The grammar is colmet-job's (src/spec/JobSpec.hpp).
 #pragma once
 
 #include <optional>

@@ -58,4 +58,15 @@ bool split_key_value(std::string_view line, std::string_view &key, std::string_v
     return true;
 }
 
+std::string printable(std::string_view text)
+{
+    constexpr size_t k_max = 80;
+    std::string out;
+    for (char c : text.substr(0, k_max))
+        out += (c >= ' ' && c < 0x7f) ? c : '?';
+    if (text.size() > k_max)
+        out += "...";
+    return out;
+}
+
 }  // namespace colmet::text

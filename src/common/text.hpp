@@ -1,4 +1,5 @@
-// Pure parsing helpers for kernel text formats. No I/O, no allocation.
+// Pure parsing helpers for kernel text formats. No I/O; no allocation but in
+// join and printable.
 #pragma once
 
 #include <cstdint>
@@ -45,7 +46,7 @@ private:
     std::string_view m_buf;
 };
 
-// The parts with `sep` between them (the one helper here that allocates).
+// The parts with `sep` between them.
 inline std::string join(const std::vector<std::string> &parts, std::string_view sep)
 {
     std::string out;
@@ -60,5 +61,9 @@ inline std::string join(const std::vector<std::string> &parts, std::string_view 
 // Split "key value" (one or more blanks) at the first blank run.
 // Returns false when the line has no blank.
 bool split_key_value(std::string_view line, std::string_view &key, std::string_view &value);
+
+// Untrusted text made safe for a message: bytes outside printable ASCII
+// become '?' and it is cut to 80 bytes ("..." says so).
+std::string printable(std::string_view text);
 
 }  // namespace colmet::text

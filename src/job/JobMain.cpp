@@ -5,7 +5,7 @@
 #include "job/MountCommand.hpp"
 #include "job/RunCommand.hpp"
 #include "job/StartCommand.hpp"
-#include "node/backends/registry.hpp"
+#include "spec/backend_catalog.hpp"
 
 #include <CLI/CLI.hpp>
 
@@ -55,9 +55,10 @@ int job_main(int argc, char **argv)
         ->capture_default_str();
     run_cmd->add_option("--disable-backend", run.disabled_backends, "Do not run this backend (repeatable)")
         ->check([](const std::string &name) {
-            return node::find_backend(name) ? std::string() : "unknown backend '" + name + "'";
+            const spec::BackendInfo *b = spec::backend_info(name);
+            return b && b->kind == spec::BackendKind::job ? std::string() : "unknown backend '" + name + "'";
         });
-    run_cmd->add_flag("--enable-perfhw", run.enable_perfhw,
+    run_cmd->add_flag(std::string(spec::k_perfhw_flag), run.enable_perfhw,
                       "Also count perf events (mounts the perf_event cgroup hierarchy if needed)");
     // One value per occurrence (comma-separated), so that the list cannot
     // swallow the command after it.
@@ -66,16 +67,19 @@ int job_main(int argc, char **argv)
                      "Events for --enable-perfhw, comma-separated (default: colmet-node's)")
         ->expected(1)
         ->multi_option_policy(CLI::MultiOptionPolicy::TakeAll);
-    for (const auto &f : node::node_backends())  // --enable-RAPL, --enable-temperature, ...
+    for (const auto &b : spec::k_backend_catalog) {  // --enable-RAPL, --enable-temperature, ...
+        if (b.kind != spec::BackendKind::node)
+            continue;
         run_cmd->add_flag_callback(
-            std::string(f.option),
-            [&run, name = std::string(f.name)] {
+            std::string(b.flag),
+            [&run, name = std::string(b.name)] {
                 auto &list = run.node_backends;
                 if (std::find(list.begin(), list.end(), name) == list.end())
                     list.push_back(name);
             },
-            "Also run colmet-node's node-level backend " + std::string(f.name) + " (" + std::string(f.description) +
+            "Also run colmet-node's node-level backend " + std::string(b.name) + " (" + std::string(b.description) +
                 ")");
+    }
     run_cmd->add_flag("-q,--quiet", run.quiet, "Do not print the summary");
     run_cmd
         ->add_option("--report", run.report_path, "Also write the job's HTML report to this file (runs colmet-report)")
@@ -102,8 +106,8 @@ int job_main(int argc, char **argv)
         ->check(CLI::IsMember({"oar", "slurm"}))
         ->excludes(cgroup_opt);
     start_cmd->add_option("--spec", start.spec,
-                          "The user's request: perfhw[:EVENT,...], period=S, rapl, temperature, infiniband, lustre "
-                          "(comma-separated)");
+                          "The user's request: perfhw[:EVENT,...], period=S, " + spec::node_spec_keywords() +
+                              " (comma-separated)");
     start_cmd
         ->add_option("--zeromq-uri", start.zeromq_uri,
                      "Collector address, or several comma-separated (default: [node] zeromq-uri of the "
@@ -113,7 +117,7 @@ int job_main(int argc, char **argv)
         ->add_option("-s,--sample-period", start.period_s,
                      "Seconds between samples unless the spec sets it (default: the config's, else 5)")
         ->check(CLI::Range(0.1, 3600.0));
-    start_cmd->add_flag("--enable-perfhw", start.enable_perfhw,
+    start_cmd->add_flag(std::string(spec::k_perfhw_flag), start.enable_perfhw,
                         "Count perf events for every job unless its spec says which");
     start_cmd->add_option("--perfhw-list", start.perfhw_list, "Events for --enable-perfhw, comma-separated")
         ->expected(1)

@@ -7,7 +7,7 @@
 #include "job/Process.hpp"
 #include "job/Summary.hpp"
 #include "node/backends/perfhw/perf_mount.hpp"
-#include "node/backends/registry.hpp"
+#include "spec/backend_catalog.hpp"
 
 #include <spdlog/spdlog.h>
 
@@ -286,10 +286,10 @@ int run_command(const RunOptions &o)
     for (const auto &b : o.disabled_backends)
         node_argv.insert(node_argv.end(), {"--disable-backend", b});
     for (const auto &name : o.node_backends)
-        if (const auto *f = node::find_node_backend(name))
-            node_argv.emplace_back(f->option);
+        if (const spec::BackendInfo *b = spec::backend_info(name))
+            node_argv.emplace_back(b->flag);
     if (o.enable_perfhw) {
-        node_argv.push_back("--enable-perfhw");
+        node_argv.emplace_back(spec::k_perfhw_flag);
         if (!o.perfhw_list.empty()) {
             node_argv.push_back("--perfhw-list");
             node_argv.insert(node_argv.end(), o.perfhw_list.begin(), o.perfhw_list.end());

@@ -8,13 +8,14 @@
 #include "common/text.hpp"
 #include "job/Detach.hpp"
 #include "job/HookSupport.hpp"
-#include "job/JobSpec.hpp"
 #include "job/Process.hpp"
 #include "job/SamplerRecord.hpp"
-#include "job/scheduler/SlurmLayout.hpp"
+#include "job/SpecEvents.hpp"
 #include "node/NodeOptions.hpp"
 #include "node/backends/perfhw/perf_mount.hpp"
 #include "node/delivery/SpoolFlush.hpp"
+#include "scheduler/SlurmLayout.hpp"
+#include "spec/JobSpec.hpp"
 
 #include <algorithm>
 #include <cerrno>
@@ -204,8 +205,8 @@ int do_start(const StartOptions &o)
 
     // The user's spec: a bad one is reported, and the job is sampled with the
     // site defaults rather than not at all.
-    JobSpec spec;
-    if (auto parsed = parse_spec(o.spec); !parsed) {
+    spec::JobSpec spec;
+    if (auto parsed = spec::parse_spec(o.spec); !parsed) {
         spdlog::error("job {}: ignoring colmet spec '{}': {}; sampling with the site defaults", o.job_id, o.spec,
                       parsed.error().message());
     } else if (auto checked = check_spec_events(*parsed, o.sysfs_root); !checked) {
@@ -252,7 +253,7 @@ int do_start(const StartOptions &o)
     record.user = o.user;
     record.cgroup = *relative;
     record.cgroup_root = o.cgroup_root;
-    record.spec = format_spec(spec);
+    record.spec = spec::format_spec(spec);
     record.log_file = o.log_file;
     if (stale && stale->cgroup == *relative && stale->cgroup_root == o.cgroup_root) {
         record.job_cgroup_created = stale->job_cgroup_created;
@@ -366,7 +367,7 @@ int do_start(const StartOptions &o)
         argv.insert(argv.end(), {"--meta", "colmet_spec=" + record.spec});
     for (int i = 0; i < o.verbosity + 1 && i < 2; ++i)
         argv.emplace_back("-v");
-    for (auto &a : spec_node_args(spec))
+    for (auto &a : spec::spec_node_args(spec))
         argv.push_back(std::move(a));
     argv.insert(argv.end(), o.node_args.begin(), o.node_args.end());
 

@@ -18,6 +18,7 @@
 #include "node/backends/perfhw/PerfhwBackend.hpp"
 #include "node/backends/registry.hpp"
 #include "node/delivery/SpoolFlush.hpp"
+#include "spec/event_list.hpp"
 #include "wire/rules.hpp"
 
 #include <CLI/CLI.hpp>
@@ -109,7 +110,7 @@ void add_options(CLI::App &app, NodeOptions &o)
         ->check([](const std::string &name) {
             return find_backend(name) ? std::string() : "unknown backend '" + name + "' (see --list-backends)";
         });
-    app.add_flag("--enable-perfhw", o.enable_perfhw,
+    app.add_flag(std::string(spec::k_perfhw_flag), o.enable_perfhw,
                  "Count perf events of the job's cgroup (perf_event in cgroup mode)");
     app.add_option("--perfhw-list", o.perfhw_list,
                    "Events to count: colmet names, pmu/event/ or libpfm4 names, space- or comma-separated")
@@ -126,8 +127,8 @@ void add_options(CLI::App &app, NodeOptions &o)
             return uri.rfind("tcp://", 0) == 0 ? std::string() : "must be a tcp:// endpoint";
         });
     // --enable-RAPL, --enable-temperature, ...: one flag per node-level backend of the catalog.
-    for (const auto &b : k_backend_catalog)
-        if (b.kind == BackendKind::node)
+    for (const auto &b : spec::k_backend_catalog)
+        if (b.kind == spec::BackendKind::node)
             app.add_flag_callback(
                 std::string(b.flag),
                 [&o, name = std::string(b.name)] {
@@ -219,7 +220,7 @@ Result<std::vector<std::pair<std::string, std::string>>> parse_meta(const std::v
 Result<std::vector<backends::perfhw::PerfEventSpec>> resolve_perf_events(const std::vector<std::string> &list,
                                                                          const std::string &sysfs_root)
 {
-    auto names = backends::perfhw::split_event_list(list);
+    auto names = spec::split_event_list(list);
     if (!names)
         return names.error();
     if (names->empty())
@@ -294,7 +295,7 @@ int run(const NodeOptions &o)
             if (std::find(o.disabled_backends.begin(), o.disabled_backends.end(), factory.name) !=
                 o.disabled_backends.end())
                 continue;
-            auto backend = factory.make(job);
+            auto backend = factory.make_for_job(job);
             if (!backend) {
                 spdlog::warn("backend {} not available: {}", factory.name, backend.error().message());
                 continue;
@@ -333,7 +334,8 @@ int run(const NodeOptions &o)
         }
     }
 
-    NodeBackendRequest node_request{{o.sysfs_root, o.proc_root}, {}, o.rapl_mapping_dir, o.temperature_mapping_dir};
+    NodeBackendRequest node_request{
+        {o.sysfs_root, o.proc_root}, {}, {{"rapl", o.rapl_mapping_dir}, {"temperature", o.temperature_mapping_dir}}};
     node_request.enabled = o.node_backends;
     for (auto &b : make_node_backends(node_request, realtime_ns()))
         backends.push_back(std::move(b));
@@ -356,7 +358,7 @@ int run(const NodeOptions &o)
         config.spool_target.curve_secret_key = absolute_path(zmq->curve_secret_key);
     }
     if (o.enable_perfhw)
-        if (auto names = backends::perfhw::split_event_list(o.perfhw_list))
+        if (auto names = spec::split_event_list(o.perfhw_list))
             config.perfhw_events = std::move(*names);
     if (const auto dirs = paths->directories(); !dirs.empty())
         config.cgroup_dir = dirs.front().string();
@@ -411,11 +413,14 @@ int node_main(int argc, char **argv)
     app.add_flag_callback(
         "--list-backends",
         [] {
-            for (const auto &f : job_backends())
-                std::printf("%-16s %s\n", std::string(f.name).c_str(), std::string(f.description).c_str());
-            for (const auto &f : node_backends())
-                std::printf("%-16s %s (node; %s)\n", std::string(f.name).c_str(), std::string(f.description).c_str(),
-                            std::string(f.option).c_str());
+            for (const auto &b : spec::k_backend_catalog) {
+                std::string how = b.kind == spec::BackendKind::node     ? " (node; " + std::string(b.flag) + ")"
+                                  : b.kind == spec::BackendKind::perfhw ? " (" + std::string(b.flag) + ")"
+                                                                        : "";
+                bool built = b.kind == spec::BackendKind::perfhw || find_backend(b.name) || find_node_backend(b.name);
+                std::printf("%-16s %s%s%s\n", std::string(b.name).c_str(), std::string(b.description).c_str(),
+                            how.c_str(), built ? "" : " [not in this build]");
+            }
             throw CLI::Success();
         },
         "List the backends and exit");

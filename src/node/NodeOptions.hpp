@@ -38,7 +38,7 @@ struct NodeOptions {
     std::vector<std::string> perfhw_list = {"instructions", "cache_misses", "page_faults"};
     std::string sysfs_root = "/sys";
     std::string perfhw_mapping_dir;           // write perfhw_mapping.<time>.csv there (empty: none)
-    std::vector<std::string> node_backends;   // node-level backends enabled (their flags, catalog.hpp)
+    std::vector<std::string> node_backends;   // node-level backends enabled (their flags: spec/backend_catalog.hpp)
     std::string rapl_mapping_dir;             // write RAPL_mapping.<time>.csv there (empty: none)
     std::string temperature_mapping_dir;      // write temperature_mapping.<time>.csv there (empty: none)
     std::string control_dir = "/run/colmet";  // the job's control socket <dir>/<job>.ctl (empty: none)

@@ -39,8 +39,10 @@
 // frees nothing worth checking; its own scan is turned off (this hook is
 // LeakSanitizer's documented switch, and only this binary has it: the
 // command keeps its own leak check, which wait4 counts).
+// NOLINTBEGIN(bugprone-reserved-identifier): the name is LeakSanitizer's.
 extern "C" int __lsan_is_turned_off();
 extern "C" int __lsan_is_turned_off() { return 1; }
+// NOLINTEND(bugprone-reserved-identifier)
 
 #include <sys/resource.h>
 #include <sys/time.h>

@@ -1,36 +1,22 @@
 #include "node/backends/NodeBackends.hpp"
 
 #include "common/log.hpp"
-#include "node/backends/rapl/RaplBackend.hpp"
-#include "node/backends/rapl/RaplMapping.hpp"
-#include "node/backends/support/MappingCsv.hpp"
-#include "node/backends/temperature/TemperatureBackend.hpp"
+#include "wire/rules.hpp"
 
 #include <algorithm>
 
 namespace colmet::node {
-namespace {
-
-void write_mapping(const std::string &dir, std::string_view prefix, int64_t now_ns, const std::string &csv)
-{
-    if (dir.empty())
-        return;
-    auto file = backends::write_mapping_file(dir, prefix, now_ns, csv);
-    if (file)
-        spdlog::info("{} written to {}", prefix, file->string());
-    else
-        spdlog::warn("{} file: {}", prefix, file.error().message());
-}
-
-}  // namespace
 
 std::vector<std::unique_ptr<MetricBackend>> make_node_backends(const NodeBackendRequest &request, int64_t now_ns)
 {
     std::vector<std::unique_ptr<MetricBackend>> out;
+    for (const auto &name : request.enabled)
+        if (!find_node_backend(name))
+            spdlog::warn("backend {} not available: this colmet-node was built without it", name);
     for (const auto &factory : node_backends()) {
         if (std::find(request.enabled.begin(), request.enabled.end(), factory.name) == request.enabled.end())
             continue;
-        auto backend = factory.make(request.ctx);
+        auto backend = factory.make_for_node(request.ctx);
         if (!backend) {
             spdlog::warn("backend {} not available: {}", factory.name, backend.error().message());
             continue;
@@ -42,15 +28,10 @@ std::vector<std::unique_ptr<MetricBackend>> make_node_backends(const NodeBackend
             continue;
         }
         spdlog::info("backend {}: {} metrics (node scope)", factory.name, (*backend)->metrics().size());
-        if (auto *rapl = dynamic_cast<backends::rapl::RaplBackend *>(backend->get())) {
-            if (!rapl->open_problems().empty())
-                spdlog::warn("rapl: {}", rapl->open_problems());
-            write_mapping(request.rapl_mapping_dir, "RAPL_mapping", now_ns,
-                          backends::rapl::rapl_mapping_csv(rapl->domains()));
+        if (factory.after_start) {
+            auto dir = request.mapping_dirs.find(std::string(factory.name));
+            factory.after_start(**backend, dir == request.mapping_dirs.end() ? std::string() : dir->second, now_ns);
         }
-        if (factory.name == "temperature")
-            write_mapping(request.temperature_mapping_dir, "temperature_mapping", now_ns,
-                          backends::temperature::temperature_mapping_csv((*backend)->metrics()));
         out.push_back(std::move(*backend));
     }
     return out;

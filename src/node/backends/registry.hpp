@@ -1,48 +1,33 @@
-// The factories of the backends colmet-node can run, in the order it builds
-// them: an explicit table (registry.cpp), no static self-registration. Names,
-// flags and descriptions come from the catalog (catalog.hpp).
+// The backends this colmet-node was built with, in the catalog's order
+// (spec/backend_catalog.hpp): each backend folder's factory
+// (BackendFactory.hpp), listed by the generated built_backends.cpp. No
+// static self-registration. A catalog row without a factory is a backend
+// this build left out (its dependency was missing).
 #pragma once
 
-#include "common/result.hpp"
-#include "node/JobContext.hpp"
-#include "node/MetricBackend.hpp"
-#include "node/NodeContext.hpp"
-#include "node/backends/catalog.hpp"
+#include "node/backends/BackendFactory.hpp"
 
-#include <memory>
 #include <string_view>
 #include <vector>
 
 namespace colmet::node {
 
-struct BackendFactory {
-    std::string_view name;         // as on the wire ("cgroup_cpu")
-    std::string_view description;  // one line, for --list-backends and docs
-    // Builds the backend for one job, or says why it cannot work for it.
-    Result<std::unique_ptr<MetricBackend>> (*make)(const JobContext &);
-};
-
-// cgroup_cpu, cgroup_memory, cgroup_io, processes.
+// Built job backends: cgroup_cpu, cgroup_memory, cgroup_io, processes.
 const std::vector<BackendFactory> &job_backends();
 
-// The factory of that name, or nullptr.
+// The built job backend of that name, or nullptr.
 const BackendFactory *find_backend(std::string_view name);
 
-// A node-level backend: measures the whole node, not one job's cgroup, and
-// runs only when its --enable-* option is given.
-struct NodeBackendFactory {
-    std::string_view name;         // as on the wire ("rapl")
-    std::string_view option;       // the colmet-node flag that enables it ("--enable-RAPL")
-    std::string_view description;  // one line, for --list-backends and docs
-    // Builds the backend, or says why this node cannot have it
-    // (Errc::not_found when the device or file system is absent).
-    Result<std::unique_ptr<MetricBackend>> (*make)(const NodeContext &);
-};
+// Built node-level backends: they measure the whole node, not one job's
+// cgroup, and run only when their --enable-* flag is given.
+const std::vector<BackendFactory> &node_backends();
 
-// rapl, temperature, infiniband, lustre.
-const std::vector<NodeBackendFactory> &node_backends();
+// The built node-level backend of that name, or nullptr.
+const BackendFactory *find_node_backend(std::string_view name);
 
-// The node-level factory of that name, or nullptr.
-const NodeBackendFactory *find_node_backend(std::string_view name);
+namespace backends {
+// Every factory this build has, in no order (generated: built_backends.cpp).
+const std::vector<const BackendFactory *> &built_factories();
+}  // namespace backends
 
 }  // namespace colmet::node

@@ -1,8 +1,8 @@
 #include "node/control/ControlDecoding.hpp"
 
 #include "node/NodeOptions.hpp"
-#include "node/backends/perfhw/PerfEventSpec.hpp"
 #include "node/control/ControlProtocol.hpp"
+#include "spec/event_list.hpp"
 #include "wire/rules.hpp"
 
 #include <cmath>
@@ -98,13 +98,13 @@ Result<std::vector<std::string>> check_events(const std::vector<std::string> &it
     for (const auto &item : items)
         if (!wire::rules::printable_ascii(item))
             return Error::invalid(field + ": event names are printable ASCII");
-    auto names = backends::perfhw::split_event_list(items);
+    auto names = spec::split_event_list(items);
     if (!names)
         return Error::invalid(field + ": " + names.error().message());
     if (names->empty())
         return Error::invalid(field + ": no event given");
-    if (names->size() > backends::perfhw::k_max_events)
-        return Error::invalid(field + ": more than " + std::to_string(backends::perfhw::k_max_events) + " events");
+    if (names->size() > spec::k_max_events)
+        return Error::invalid(field + ": more than " + std::to_string(spec::k_max_events) + " events");
     return names;
 }
 

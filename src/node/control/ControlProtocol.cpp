@@ -1,8 +1,8 @@
 #include "node/control/ControlProtocol.hpp"
 
 #include "common/names.hpp"
-#include "node/backends/perfhw/PerfEventSpec.hpp"
 #include "node/control/ControlDecoding.hpp"
+#include "spec/event_list.hpp"
 #include "wire/msgpack_pack.hpp"
 #include "wire/rules.hpp"
 
@@ -165,7 +165,7 @@ Result<ControlRequest> decode_request(std::string_view body)
                 return checked.error();
             r.period_s = *checked;
         } else if (key == "perfhw_events") {
-            auto items = str_array(v, "perfhw_events", backends::perfhw::k_max_events);
+            auto items = str_array(v, "perfhw_events", spec::k_max_events);
             if (!items)
                 return items.error();
             auto names = check_events(*items, "perfhw_events");

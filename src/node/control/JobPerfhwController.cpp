@@ -5,6 +5,7 @@
 #include "node/backends/perfhw/MappingFile.hpp"
 #include "node/backends/perfhw/PerfEventSpec.hpp"
 #include "node/backends/perfhw/PerfhwBackend.hpp"
+#include "spec/event_list.hpp"
 
 namespace colmet::node::control {
 
@@ -12,7 +13,7 @@ namespace perfhw = backends::perfhw;
 
 Result<std::unique_ptr<MetricBackend>> JobPerfhwController::build(const std::vector<std::string> &names)
 {
-    auto split = perfhw::split_event_list(names);
+    auto split = spec::split_event_list(names);
     if (!split)
         return split.error();
     if (split->empty())

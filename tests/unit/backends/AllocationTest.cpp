@@ -49,7 +49,7 @@ TEST(AllocationTest, steady_state_samples_do_not_allocate)
                          : test::v2_paths(tree.path("cg/job"));
         auto ctx = test::context(paths, tree.path("proc"));
         for (const auto &factory : node::job_backends()) {
-            auto backend = factory.make(ctx);
+            auto backend = factory.make_for_job(ctx);
             ASSERT_TRUE(backend) << backend.error().message();
             std::vector<double> values((*backend)->metrics().size());
             EXPECT_EQ(allocations_in_samples(**backend, values), 0u) << layout << " " << factory.name;
@@ -66,7 +66,7 @@ TEST(AllocationTest, reporting_a_missing_file_does_not_allocate)
     std::filesystem::remove(tree.path("cg/cpu/job/cpu.stat"));
     auto ctx = test::context(test::v1_paths(tree.path("cg"), {"cpuacct", "cpu", "memory"}));
     for (const auto &factory : {node::job_backends()[0], node::job_backends()[1]}) {
-        auto backend = factory.make(ctx);
+        auto backend = factory.make_for_job(ctx);
         ASSERT_TRUE(backend) << backend.error().message();
         std::vector<double> values((*backend)->metrics().size());
         EXPECT_EQ(allocations_in_samples(**backend, values), 0u) << factory.name;

@@ -135,7 +135,7 @@ TEST(RealCgroupTest, backends_read_a_live_v1_job)
 
     auto ctx = test::context(paths);
     for (const auto &factory : node::job_backends()) {
-        auto backend = factory.make(ctx);
+        auto backend = factory.make_for_job(ctx);
         ASSERT_TRUE(backend) << factory.name << ": " << backend.error().message();
         auto &b = **backend;
         auto v = test::sample(b);
@@ -173,7 +173,7 @@ TEST(RealCgroupTest, removed_cgroup_gives_nan_and_a_status)
     cgroup::CgroupPaths paths;
     paths.version = cgroup::Version::v1;
     paths.controllers.emplace_back("cpuacct", dir);
-    auto backend = node::job_backends()[0].make(test::context(paths));
+    auto backend = node::job_backends()[0].make_for_job(test::context(paths));
     ASSERT_TRUE(backend) << backend.error().message();
     ASSERT_EQ(::rmdir(dir.c_str()), 0);
     auto v = test::sample(**backend);

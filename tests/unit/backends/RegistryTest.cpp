@@ -15,7 +15,7 @@ TEST(RegistryTest, lists_the_job_backends_in_order)
     EXPECT_EQ(table[3].name, "processes");
     for (const auto &f : table) {
         EXPECT_FALSE(f.description.empty()) << f.name;
-        EXPECT_NE(f.make, nullptr) << f.name;
+        EXPECT_NE(f.make_for_job, nullptr) << f.name;
     }
 }
 
@@ -26,7 +26,7 @@ TEST(RegistryTest, each_backend_is_named_as_in_the_table)
     tree.write("proc/.keep", "");
     auto ctx = test::context(test::v2_paths(tree.path("job")), tree.path("proc"));
     for (const auto &f : node::job_backends()) {
-        auto b = f.make(ctx);
+        auto b = f.make_for_job(ctx);
         ASSERT_TRUE(b) << f.name << ": " << b.error().message();
         EXPECT_EQ((*b)->name(), f.name);
         EXPECT_EQ((*b)->scope(), wire::Scope::job);

@@ -1,6 +1,6 @@
 // The Slurm facts colmet-job and the SPANK plugin share (SlurmLayout.hpp), on
 // fake cgroup trees.
-#include "job/scheduler/SlurmLayout.hpp"
+#include "scheduler/SlurmLayout.hpp"
 
 #include "FakeTree.hpp"
 

@@ -55,13 +55,13 @@ TEST(NodeBackendsTest, the_table_lists_the_four_node_backends)
     const auto &table = node::node_backends();
     ASSERT_EQ(table.size(), 4u);
     EXPECT_EQ(table[0].name, "rapl");
-    EXPECT_EQ(table[0].option, "--enable-RAPL");
+    EXPECT_EQ(table[0].info->flag, "--enable-RAPL");
     EXPECT_EQ(table[1].name, "temperature");
-    EXPECT_EQ(table[1].option, "--enable-temperature");
+    EXPECT_EQ(table[1].info->flag, "--enable-temperature");
     EXPECT_EQ(table[2].name, "infiniband");
-    EXPECT_EQ(table[2].option, "--enable-infiniband");
+    EXPECT_EQ(table[2].info->flag, "--enable-infiniband");
     EXPECT_EQ(table[3].name, "lustre");
-    EXPECT_EQ(table[3].option, "--enable-lustre");
+    EXPECT_EQ(table[3].info->flag, "--enable-lustre");
     EXPECT_NE(node::find_node_backend("rapl"), nullptr);
     EXPECT_EQ(node::find_node_backend("cgroup_cpu"), nullptr);
     EXPECT_EQ(node::find_backend("rapl"), nullptr);  // not a job backend
@@ -95,8 +95,7 @@ TEST(NodeBackendsTest, every_backend_of_a_full_node_in_table_order_with_its_mapp
         tree.copy_fixture(f);
     tree.mkdir("maps");
     auto request = all_of(tree);
-    request.rapl_mapping_dir = tree.path("maps").string();
-    request.temperature_mapping_dir = tree.path("maps").string();
+    request.mapping_dirs = {{"rapl", tree.path("maps").string()}, {"temperature", tree.path("maps").string()}};
     LogCapture log;
     auto backends = node::make_node_backends(request, 1'764'678'000'000'000'000);
     ASSERT_EQ(backends.size(), 4u);

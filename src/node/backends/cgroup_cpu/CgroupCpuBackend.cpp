@@ -1,14 +1,14 @@
 #include "node/backends/cgroup_cpu/CgroupCpuBackend.hpp"
-#include "node/backends/support/CgroupFileBackend.hpp"
 
+#include "node/backends/BackendFactory.hpp"
 #include "node/backends/cgroup_cpu/cpu_parsers.hpp"
+#include "node/backends/support/CgroupFileBackend.hpp"
 #include "node/backends/support/KeptFile.hpp"
 #include "node/backends/support/backend_util.hpp"
 
-#include <unistd.h>
-
 #include <algorithm>
 #include <limits>
+#include <unistd.h>
 
 namespace colmet::node::backends {
 namespace {
@@ -170,5 +170,9 @@ Result<std::unique_ptr<MetricBackend>> make_cgroup_cpu_backend(const JobContext 
     backend->set_cgroup_dirs(std::move(dirs));
     return std::unique_ptr<MetricBackend>(std::move(backend));
 }
+
+// This backend, for colmet-node's registry (registry.hpp).
+extern const BackendFactory k_cgroup_cpu_factory;
+const BackendFactory k_cgroup_cpu_factory = job_backend_factory("cgroup_cpu", &make_cgroup_cpu_backend);
 
 }  // namespace colmet::node::backends

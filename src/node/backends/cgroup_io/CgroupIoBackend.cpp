@@ -1,7 +1,8 @@
 #include "node/backends/cgroup_io/CgroupIoBackend.hpp"
-#include "node/backends/support/CgroupFileBackend.hpp"
 
+#include "node/backends/BackendFactory.hpp"
 #include "node/backends/cgroup_io/io_parsers.hpp"
+#include "node/backends/support/CgroupFileBackend.hpp"
 #include "node/backends/support/KeptFile.hpp"
 #include "node/backends/support/backend_util.hpp"
 
@@ -129,5 +130,9 @@ Result<std::unique_ptr<MetricBackend>> make_cgroup_io_backend(const JobContext &
     backend->set_cgroup_dirs({*dir});
     return std::unique_ptr<MetricBackend>(std::move(backend));
 }
+
+// This backend, for colmet-node's registry (registry.hpp).
+extern const BackendFactory k_cgroup_io_factory;
+const BackendFactory k_cgroup_io_factory = job_backend_factory("cgroup_io", &make_cgroup_io_backend);
 
 }  // namespace colmet::node::backends

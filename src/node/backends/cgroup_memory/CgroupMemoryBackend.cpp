@@ -1,7 +1,8 @@
 #include "node/backends/cgroup_memory/CgroupMemoryBackend.hpp"
-#include "node/backends/support/CgroupFileBackend.hpp"
 
+#include "node/backends/BackendFactory.hpp"
 #include "node/backends/cgroup_memory/memory_parsers.hpp"
+#include "node/backends/support/CgroupFileBackend.hpp"
 #include "node/backends/support/KeptFile.hpp"
 #include "node/backends/support/backend_util.hpp"
 
@@ -137,5 +138,9 @@ Result<std::unique_ptr<MetricBackend>> make_cgroup_memory_backend(const JobConte
     backend->set_cgroup_dirs({*dir});
     return std::unique_ptr<MetricBackend>(std::move(backend));
 }
+
+// This backend, for colmet-node's registry (registry.hpp).
+extern const BackendFactory k_cgroup_memory_factory;
+const BackendFactory k_cgroup_memory_factory = job_backend_factory("cgroup_memory", &make_cgroup_memory_backend);
 
 }  // namespace colmet::node::backends

@@ -1,5 +1,6 @@
 #include "node/backends/infiniband/InfinibandBackend.hpp"
 
+#include "node/backends/BackendFactory.hpp"
 #include "node/backends/support/KeptFile.hpp"
 #include "node/backends/support/sysfs_names.hpp"
 
@@ -92,3 +93,11 @@ Result<std::unique_ptr<MetricBackend>> make_infiniband_backend(const NodeContext
 }
 
 }  // namespace colmet::node::backends::infiniband
+
+namespace colmet::node::backends {
+
+// This backend, for colmet-node's registry (registry.hpp).
+extern const BackendFactory k_infiniband_factory;
+const BackendFactory k_infiniband_factory = node_backend_factory("infiniband", &infiniband::make_infiniband_backend);
+
+}  // namespace colmet::node::backends

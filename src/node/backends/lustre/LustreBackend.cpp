@@ -1,6 +1,7 @@
 #include "node/backends/lustre/LustreBackend.hpp"
 
 #include "common/text.hpp"
+#include "node/backends/BackendFactory.hpp"
 #include "node/backends/support/next_token.hpp"
 #include "node/backends/support/sysfs_names.hpp"
 
@@ -148,3 +149,11 @@ Result<std::unique_ptr<MetricBackend>> make_lustre_backend(const NodeContext &ct
 }
 
 }  // namespace colmet::node::backends::lustre
+
+namespace colmet::node::backends {
+
+// This backend, for colmet-node's registry (registry.hpp).
+extern const BackendFactory k_lustre_factory;
+const BackendFactory k_lustre_factory = node_backend_factory("lustre", &lustre::make_lustre_backend);
+
+}  // namespace colmet::node::backends

@@ -1,6 +1,6 @@
-// The 28 event names of the original colmet, resolve_event() and
-// split_event_list(). The PMU syntax lives in SysfsPmu.cpp, libpfm4 names in
-// LibpfmEvents.cpp.
+// The 28 event names of the original colmet and resolve_event(). The PMU
+// syntax lives in SysfsPmu.cpp, libpfm4 names in LibpfmEvents.cpp.
+#include "common/text.hpp"
 #include "node/backends/perfhw/PerfEventSpec.hpp"
 #include "node/backends/perfhw/SysfsPmu.hpp"
 #if COLMET_HAVE_LIBPFM
@@ -137,15 +137,15 @@ PerfEventSpec legacy_spec(const LegacyEvent &e)
 
 Error unknown_event(std::string_view name, const std::filesystem::path &sysfs_root)
 {
-    std::string text = "unknown perf event '" + printable(name) + "': use one of the 28 colmet names (";
+    std::string message = "unknown perf event '" + text::printable(name) + "': use one of the 28 colmet names (";
     for (size_t i = 0; i < k_legacy.size(); ++i) {
         if (i > 0)
-            text += ", ";
-        text += k_legacy[i].name;
+            message += ", ";
+        message += k_legacy[i].name;
     }
-    text += "), a PMU event written pmu/event/ (see " + pmu_devices_dir(sysfs_root).string() + ")";
-    text += have_libpfm() ? ", or a libpfm4 name" : "";
-    return Error::invalid(std::move(text));
+    message += "), a PMU event written pmu/event/ (see " + pmu_devices_dir(sysfs_root).string() + ")";
+    message += have_libpfm() ? ", or a libpfm4 name" : "";
+    return Error::invalid(std::move(message));
 }
 
 // cpu_clock and task_clock count nanoseconds whichever name selected them
@@ -159,8 +159,6 @@ void clocks_in_seconds(PerfEventSpec &spec)
         spec.scale = 1e-9;
     }
 }
-
-bool is_separator(char c) { return c == ',' || c == ' ' || c == '\t' || c == '\n' || c == '\r'; }
 
 // Names without blanks or control bytes; sysfs and libpfm4 names are ASCII.
 bool printable_name(std::string_view name)
@@ -196,10 +194,10 @@ Result<PerfEventSpec> resolve_event(std::string_view name, const std::filesystem
     if (name.empty())
         return Error::invalid("empty perf event name");
     if (name.size() > k_max_name_length)
-        return Error::invalid("perf event name '" + printable(name.substr(0, 40)) + "...' is longer than " +
+        return Error::invalid("perf event name '" + text::printable(name.substr(0, 40)) + "...' is longer than " +
                               std::to_string(k_max_name_length) + " bytes");
     if (!printable_name(name))
-        return Error::invalid("perf event name '" + printable(name) + "' holds blanks or control characters");
+        return Error::invalid("perf event name '" + text::printable(name) + "' holds blanks or control characters");
     if (const LegacyEvent *e = find_legacy(name))
         return legacy_spec(*e);
     if (name.find('/') != std::string_view::npos) {
@@ -216,40 +214,6 @@ Result<PerfEventSpec> resolve_event(std::string_view name, const std::filesystem
         return pfm;
 #endif
     return unknown_event(name, sysfs_root);
-}
-
-Result<std::vector<std::string>> split_event_list(const std::vector<std::string> &args)
-{
-    std::vector<std::string> names;
-    for (const std::string &arg : args) {
-        size_t i = 0;
-        while (i < arg.size()) {
-            if (is_separator(arg[i])) {
-                ++i;
-                continue;
-            }
-            // A name ends at a separator, except that commas between the two
-            // slashes of "pmu/event,key=value/" belong to the name.
-            size_t start = i;
-            bool in_pmu_terms = false;
-            for (; i < arg.size(); ++i) {
-                char c = arg[i];
-                if (c == '/')
-                    in_pmu_terms = !in_pmu_terms;
-                else if (is_separator(c) && !(c == ',' && in_pmu_terms))
-                    break;
-            }
-            std::string name = arg.substr(start, i - start);
-            if (in_pmu_terms)
-                return Error::invalid("perf event '" + printable(name) + "' has no closing '/' (write pmu/event/)");
-            if (std::find(names.begin(), names.end(), name) != names.end())
-                return Error::invalid("event '" + printable(name) + "' listed twice");
-            if (names.size() == k_max_events)
-                return Error::invalid("too many perf events: at most " + std::to_string(k_max_events));
-            names.push_back(std::move(name));
-        }
-    }
-    return names;
 }
 
 }  // namespace colmet::node::backends::perfhw

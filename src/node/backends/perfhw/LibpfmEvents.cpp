@@ -2,6 +2,7 @@
 // declares its own struct perf_event_attr.
 #include "node/backends/perfhw/LibpfmEvents.hpp"
 
+#include "common/text.hpp"
 #include "node/backends/perfhw/SysfsPmu.hpp"
 
 #include <perfmon/pfmlib_perf_event.h>
@@ -27,7 +28,7 @@ std::mutex s_pfm_mutex;
 
 Result<PerfEventSpec> resolve_libpfm_event(std::string_view name)
 {
-    std::string shown = printable(name);
+    std::string shown = text::printable(name);
     if (name.find('\0') != std::string_view::npos)
         return Error::invalid("perf event name '" + shown + "' holds a NUL byte");
     std::string cname(name);

@@ -13,9 +13,6 @@
 
 namespace colmet::node::backends::perfhw {
 
-// Most events one split_event_list() accepts (and so one job can count).
-inline constexpr size_t k_max_events = 64;
-
 struct PerfEventSpec {
     std::string name;        // as the user wrote it ("instructions", "msr/tsc/", "INST_RETIRED:ANY_P")
     uint32_t type = 0;       // perf_event_attr.type (PERF_TYPE_* or a PMU's dynamic type)
@@ -33,10 +30,6 @@ struct PerfEventSpec {
 //  - with libpfm4 (COLMET_HAVE_LIBPFM), any event name libpfm4 knows.
 // Unknown names are Errc::invalid with a message that says which forms exist.
 Result<PerfEventSpec> resolve_event(std::string_view name, const std::filesystem::path &sysfs_root = "/sys");
-
-// Split "--perfhw-list" values: each argument may itself hold comma- or
-// space-separated names. Empty names are dropped; duplicates are an error.
-Result<std::vector<std::string>> split_event_list(const std::vector<std::string> &args);
 
 // The original tool's 28 names, in its table order, with one line of meaning each.
 struct NamedEvent {

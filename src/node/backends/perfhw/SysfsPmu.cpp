@@ -102,11 +102,12 @@ Result<SplitTerm> split_term(std::string_view term)
     auto eq = term.find('=');
     out.key = term.substr(0, eq);
     if (!valid_sysfs_name(out.key))
-        return Error::invalid("'" + printable(term) + "' is not a term (key or key=value, key of [A-Za-z0-9_.-])");
+        return Error::invalid("'" + text::printable(term) +
+                              "' is not a term (key or key=value, key of [A-Za-z0-9_.-])");
     if (eq != std::string_view::npos) {
         auto v = parse_term_value(term.substr(eq + 1));
         if (!v)
-            return v.error().with_context("term '" + printable(term) + "'");
+            return v.error().with_context("term '" + text::printable(term) + "'");
         out.value = *v;
     }
     return out;
@@ -245,9 +246,9 @@ Result<FormatField> parse_format_field(std::string_view text)
         field.word = word == "config" ? 0 : static_cast<unsigned>(word.back() - '0');
     else if (word.starts_with("config") && colon != std::string_view::npos)
         return Error(Errc::unsupported,
-                     "format '" + printable(text) + "': only config, config1 and config2 are supported");
+                     "format '" + text::printable(text) + "': only config, config1 and config2 are supported");
     else
-        return Error::parse("format '" + printable(text) + "' is not config[12]:<bits>");
+        return Error::parse("format '" + text::printable(text) + "' is not config[12]:<bits>");
     std::string_view rest = colon == std::string_view::npos ? std::string_view() : text.substr(colon + 1);
     uint64_t used = 0;
     for (bool more = true; more;) {
@@ -256,11 +257,12 @@ Result<FormatField> parse_format_field(std::string_view text)
         auto lo = text::parse_u64(range.substr(0, dash));
         auto hi = dash == std::string_view::npos ? lo : text::parse_u64(range.substr(dash + 1));
         if (!lo || !hi || *lo > *hi || *hi > 63)
-            return Error::parse("format '" + printable(text) + "': bad bit range '" + printable(range) + "'");
+            return Error::parse("format '" + text::printable(text) + "': bad bit range '" + text::printable(range) +
+                                "'");
         unsigned n = static_cast<unsigned>(*hi - *lo + 1);
         uint64_t mask = (n == 64 ? ~uint64_t{0} : (uint64_t{1} << n) - 1) << *lo;
         if (used & mask)
-            return Error::parse("format '" + printable(text) + "': bit ranges overlap");
+            return Error::parse("format '" + text::printable(text) + "': bit ranges overlap");
         used |= mask;
         field.ranges.emplace_back(static_cast<unsigned>(*lo), static_cast<unsigned>(*hi));
     }
@@ -303,7 +305,7 @@ Result<uint64_t> parse_term_value(std::string_view text)
     uint64_t value = 0;
     auto [ptr, ec] = std::from_chars(text.data(), text.data() + text.size(), value, base);
     if (text.empty() || ec != std::errc() || ptr != text.data() + text.size())
-        return Error::invalid("'" + printable(text) + "' is not a number (decimal or 0x hex, at most 64 bits)");
+        return Error::invalid("'" + text::printable(text) + "' is not a number (decimal or 0x hex, at most 64 bits)");
     return value;
 }
 
@@ -322,30 +324,19 @@ std::string map_unit(std::string_view sysfs_unit)
     for (auto [from, to] : k_units)
         if (sysfs_unit == from)
             return std::string(to);
-    return printable(sysfs_unit);
-}
-
-std::string printable(std::string_view text)
-{
-    constexpr size_t k_max = 80;
-    std::string out;
-    for (char c : text.substr(0, k_max))
-        out += (c >= ' ' && c < 0x7f) ? c : '?';
-    if (text.size() > k_max)
-        out += "...";
-    return out;
+    return text::printable(sysfs_unit);
 }
 
 Result<PerfEventSpec> resolve_pmu_event(std::string_view name, const fs::path &sysfs_root)
 {
-    std::string shown = printable(name);
+    std::string shown = text::printable(name);
     auto first = name.find('/');
     auto second = first == std::string_view::npos ? first : name.find('/', first + 1);
     if (second == std::string_view::npos)
         return Error::invalid("perf event '" + shown + "': a PMU event is written pmu/event/ (closing '/' missing)");
     Pmu pmu{std::string(name.substr(0, first)), {}};
     if (!valid_sysfs_name(pmu.name))
-        return Error::invalid("perf event '" + shown + "': '" + printable(pmu.name) +
+        return Error::invalid("perf event '" + shown + "': '" + text::printable(pmu.name) +
                               "' is not a PMU name (one path component of [A-Za-z0-9_.-])");
     if (second + 1 != name.size())
         return Error::invalid("perf event '" + shown +

@@ -54,10 +54,6 @@ bool valid_sysfs_name(std::string_view name);
 // Map a sysfs .unit text to colmet's unit ("Joules" -> "J"); "" -> "1".
 std::string map_unit(std::string_view sysfs_unit);
 
-// The user's text made safe for a message: non-printable bytes become '?'
-// and it is cut to 80 bytes.
-std::string printable(std::string_view text);
-
 // Resolve "pmu/.../". Every user mistake (unknown PMU, event or key, a value
 // too wide, a name that is not one path component) is Errc::invalid with a
 // message saying what exists; unreadable or malformed sysfs files are

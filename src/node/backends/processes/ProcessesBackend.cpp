@@ -1,19 +1,19 @@
 #include "node/backends/processes/ProcessesBackend.hpp"
 
+#include "node/backends/BackendFactory.hpp"
 #include "node/backends/processes/CgroupProcs.hpp"
 #include "node/backends/processes/ProcessTracker.hpp"
 #include "node/backends/processes/proc_parsers.hpp"
 #include "node/backends/support/KeptFile.hpp"
 #include "node/backends/support/StatusText.hpp"
 
-#include <fcntl.h>
-#include <unistd.h>
-
 #include <algorithm>
 #include <array>
 #include <cerrno>
 #include <charconv>
+#include <fcntl.h>
 #include <limits>
+#include <unistd.h>
 
 namespace colmet::node::backends {
 namespace {
@@ -189,5 +189,9 @@ Result<std::unique_ptr<MetricBackend>> make_processes_backend(const JobContext &
     backend->set_cgroup_dirs({dir});
     return std::unique_ptr<MetricBackend>(std::move(backend));
 }
+
+// This backend, for colmet-node's registry (registry.hpp).
+extern const BackendFactory k_processes_factory;
+const BackendFactory k_processes_factory = job_backend_factory("processes", &make_processes_backend);
 
 }  // namespace colmet::node::backends

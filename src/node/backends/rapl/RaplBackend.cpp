@@ -1,6 +1,11 @@
 #include "node/backends/rapl/RaplBackend.hpp"
 
+#include "node/backends/BackendFactory.hpp"
+#include "node/backends/rapl/RaplMapping.hpp"
 #include "node/backends/support/KeptFile.hpp"
+#include "node/backends/support/MappingCsv.hpp"
+
+#include <spdlog/spdlog.h>
 
 #include <cerrno>
 #include <cstring>
@@ -183,3 +188,24 @@ Result<std::unique_ptr<MetricBackend>> make_rapl_backend(const NodeContext &ctx)
 }
 
 }  // namespace colmet::node::backends::rapl
+
+namespace colmet::node::backends {
+namespace {
+
+// Problems opening the counters (energy_uj readable by root only) are worth
+// one warning; the original's RAPL_mapping file says what each column holds.
+void after_rapl_start(const MetricBackend &backend, const std::string &mapping_dir, int64_t now_ns)
+{
+    const auto &made = static_cast<const rapl::RaplBackend &>(backend);  // what make_rapl_backend makes
+    if (!made.open_problems().empty())
+        spdlog::warn("rapl: {}", made.open_problems());
+    write_mapping_logged(mapping_dir, "RAPL_mapping", now_ns, rapl::rapl_mapping_csv(made.domains()));
+}
+
+}  // namespace
+
+// This backend, for colmet-node's registry (registry.hpp).
+extern const BackendFactory k_rapl_factory;
+const BackendFactory k_rapl_factory = node_backend_factory("rapl", &rapl::make_rapl_backend, &after_rapl_start);
+
+}  // namespace colmet::node::backends

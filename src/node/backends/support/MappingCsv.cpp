@@ -2,6 +2,8 @@
 
 #include "common/unique_fd.hpp"
 
+#include <spdlog/spdlog.h>
+
 #include <cerrno>
 #include <cstdio>
 #include <fcntl.h>
@@ -28,6 +30,16 @@ Result<std::filesystem::path> write_mapping_file(const std::filesystem::path &di
     if (::write(fd, content.data(), content.size()) != static_cast<ssize_t>(content.size()))
         return Error::system("write", path.string(), errno);
     return path;
+}
+
+void write_mapping_logged(const std::string &dir, std::string_view prefix, int64_t now_ns, std::string_view content)
+{
+    if (dir.empty())
+        return;
+    if (auto file = write_mapping_file(dir, prefix, now_ns, content))
+        spdlog::info("{} written to {}", prefix, file->string());
+    else
+        spdlog::warn("{} file: {}", prefix, file.error().message());
 }
 
 }  // namespace colmet::node::backends

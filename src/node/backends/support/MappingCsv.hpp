@@ -21,4 +21,8 @@ std::string mapping_file_name(std::string_view prefix, int64_t now_ns);
 Result<std::filesystem::path> write_mapping_file(const std::filesystem::path &dir, std::string_view prefix,
                                                  int64_t now_ns, std::string_view content);
 
+// The same, for start-up: nothing when `dir` is empty; logs "<prefix>
+// written to <path>" (info), or a warning saying why it was not.
+void write_mapping_logged(const std::string &dir, std::string_view prefix, int64_t now_ns, std::string_view content);
+
 }  // namespace colmet::node::backends

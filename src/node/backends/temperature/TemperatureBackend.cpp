@@ -1,6 +1,8 @@
 #include "node/backends/temperature/TemperatureBackend.hpp"
 
+#include "node/backends/BackendFactory.hpp"
 #include "node/backends/support/KeptFile.hpp"
+#include "node/backends/support/MappingCsv.hpp"
 #include "node/backends/support/sysfs_names.hpp"
 
 #include <limits>
@@ -123,3 +125,22 @@ Result<std::unique_ptr<MetricBackend>> make_temperature_backend(const NodeContex
 }
 
 }  // namespace colmet::node::backends::temperature
+
+namespace colmet::node::backends {
+namespace {
+
+// The original's temperature_mapping file: what each column holds.
+void after_temperature_start(const MetricBackend &backend, const std::string &mapping_dir, int64_t now_ns)
+{
+    write_mapping_logged(mapping_dir, "temperature_mapping", now_ns,
+                         temperature::temperature_mapping_csv(backend.metrics()));
+}
+
+}  // namespace
+
+// This backend, for colmet-node's registry (registry.hpp).
+extern const BackendFactory k_temperature_factory;
+const BackendFactory k_temperature_factory =
+    node_backend_factory("temperature", &temperature::make_temperature_backend, &after_temperature_start);
+
+}  // namespace colmet::node::backends

@@ -5,14 +5,15 @@
 // and one line saying what it measures. Header-only and dependency-free, so
 // that every component that names backends (colmet-node's options and
 // --list-backends, colmet-job's spec and flags, the SPANK plugin's spec
-// check) reads this one table; the factories that build them are
-// registry.cpp's, keyed by the same names.
+// check) reads this one table; the factories that build them live in each
+// backend's folder (node/backends/<name>/), keyed by the same names.
 #pragma once
 
 #include <array>
+#include <string>
 #include <string_view>
 
-namespace colmet::node {
+namespace colmet::spec {
 
 enum class BackendKind {
     job,     // reads the job's cgroups; runs unless disabled
@@ -65,4 +66,18 @@ constexpr const BackendInfo *backend_for_spec_keyword(std::string_view keyword)
     return nullptr;
 }
 
-}  // namespace colmet::node
+// The node-level backends' spec words, in table order, joined by `sep`
+// ("rapl, temperature, infiniband, lustre").
+inline std::string node_spec_keywords(std::string_view sep = ", ")
+{
+    std::string out;
+    for (const auto &b : k_backend_catalog)
+        if (b.kind == BackendKind::node)
+            out.append(out.empty() ? "" : sep).append(b.spec_keyword);
+    return out;
+}
+
+// perfhw's flag, for the programs that take or pass it.
+inline constexpr std::string_view k_perfhw_flag = backend_info("perfhw")->flag;
+
+}  // namespace colmet::spec

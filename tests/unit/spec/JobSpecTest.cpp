@@ -1,11 +1,11 @@
-#include "job/JobSpec.hpp"
+#include "spec/JobSpec.hpp"
 
 #include <gtest/gtest.h>
 
-using colmet::job::format_spec;
-using colmet::job::JobSpec;
-using colmet::job::parse_spec;
-using colmet::job::spec_node_args;
+using colmet::spec::format_spec;
+using colmet::spec::JobSpec;
+using colmet::spec::parse_spec;
+using colmet::spec::spec_node_args;
 
 TEST(JobSpec, EmptyAndTrueMeanDefaults)
 {
@@ -69,16 +69,4 @@ TEST(JobSpec, ErrorsNameTheItem)
         EXPECT_NE(s.error().message().find(c.message_part), std::string::npos) << c.text << ": " << s.error().message();
     }
     EXPECT_FALSE(parse_spec(std::string(5000, 'a')));
-}
-
-TEST(JobSpec, EventsCheckedAgainstTheNode)
-{
-    auto good = parse_spec("perfhw:task_clock,page_faults");
-    ASSERT_TRUE(good);
-    EXPECT_TRUE(colmet::job::check_spec_events(*good, "/sys"));
-    auto bad = parse_spec("perfhw:task_clock,no_such_event");
-    ASSERT_TRUE(bad);
-    auto r = colmet::job::check_spec_events(*bad, "/sys");
-    ASSERT_FALSE(r);
-    EXPECT_NE(r.error().message().find("no_such_event"), std::string::npos) << r.error().message();
 }

@@ -20,7 +20,7 @@
 #include <string_view>
 #include <vector>
 
-namespace colmet::job {
+namespace colmet::spec {
 
 struct JobSpec {
     std::optional<double> period_s;
@@ -32,12 +32,8 @@ struct JobSpec {
 };
 
 // Syntax and bounds only: whether an event exists depends on the node (see
-// check_spec_events). Errors are sentences naming the offending item.
+// job/SpecEvents.hpp). Errors are sentences naming the offending item.
 Result<JobSpec> parse_spec(std::string_view text);
-
-// Event names resolved the way colmet-node resolves them (colmet names,
-// pmu/event/, libpfm4 when built with it). sysfs_root: usually "/sys".
-Result<void> check_spec_events(const JobSpec &spec, const std::string &sysfs_root);
 
 // The colmet-node options that carry the spec (period excluded: the caller
 // decides the effective period).
@@ -46,4 +42,4 @@ std::vector<std::string> spec_node_args(const JobSpec &spec);
 // The spec written back in canonical form ("period=2,perfhw:a,b").
 std::string format_spec(const JobSpec &spec);
 
-}  // namespace colmet::job
+}  // namespace colmet::spec

@@ -1,10 +1,10 @@
-// split_event_list(): "--perfhw-list" arguments with commas and/or blanks.
-#include "node/backends/perfhw/PerfEventSpec.hpp"
+// spec::split_event_list(): "--perfhw-list" arguments with commas and/or blanks.
+#include "spec/event_list.hpp"
 
 #include <gtest/gtest.h>
 
 using namespace colmet;
-using namespace colmet::node::backends::perfhw;
+using namespace colmet::spec;
 
 using Names = std::vector<std::string>;
 

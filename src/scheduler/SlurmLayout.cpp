@@ -1,4 +1,4 @@
-#include "job/scheduler/SlurmLayout.hpp"
+#include "scheduler/SlurmLayout.hpp"
 
 #include <algorithm>
 #include <charconv>

@@ -1,7 +1,7 @@
-#include "job/JobSpec.hpp"
+#include "spec/JobSpec.hpp"
 
-#include "node/backends/catalog.hpp"
-#include "node/backends/perfhw/PerfEventSpec.hpp"
+#include "spec/backend_catalog.hpp"
+#include "spec/event_list.hpp"
 
 #include <algorithm>
 #include <cerrno>
@@ -9,26 +9,26 @@
 #include <cstdlib>
 #include <string>
 
-namespace colmet::job {
+namespace colmet::spec {
 namespace {
 
 constexpr size_t k_max_spec_length = 4096;
 constexpr double k_min_period_s = 0.1;
 constexpr double k_max_period_s = 3600;
 
-// The node-level backend a spec word switches on (catalog.hpp), or nullptr.
-const node::BackendInfo *node_backend_keyword(std::string_view word)
+// The node-level backend a spec word switches on (backend_catalog.hpp), or nullptr.
+const BackendInfo *node_backend_keyword(std::string_view word)
 {
-    const node::BackendInfo *b = node::backend_for_spec_keyword(word);
-    return b && b->kind == node::BackendKind::node ? b : nullptr;
+    const BackendInfo *b = backend_for_spec_keyword(word);
+    return b && b->kind == BackendKind::node ? b : nullptr;
 }
 
 // "rapl, temperature, infiniband or lustre", from the catalog.
 std::string node_backend_keywords()
 {
     std::vector<std::string_view> words;
-    for (const auto &b : node::k_backend_catalog)
-        if (b.kind == node::BackendKind::node)
+    for (const auto &b : k_backend_catalog)
+        if (b.kind == BackendKind::node)
             words.push_back(b.spec_keyword);
     std::string out;
     for (size_t i = 0; i < words.size(); ++i)
@@ -125,24 +125,16 @@ Result<JobSpec> parse_spec(std::string_view text)
         for (size_t j = 0; j < i; ++j)
             if (spec.events[i] == spec.events[j])
                 return Error::invalid("event '" + spec.events[i] + "' is given twice");
-    if (spec.events.size() > node::backends::perfhw::k_max_events)
-        return Error::invalid("more than 64 perf events requested");
+    if (spec.events.size() > k_max_events)
+        return Error::invalid("more than " + std::to_string(k_max_events) + " perf events requested");
     return spec;
-}
-
-Result<void> check_spec_events(const JobSpec &spec, const std::string &sysfs_root)
-{
-    for (const auto &name : spec.events)
-        if (auto r = node::backends::perfhw::resolve_event(name, sysfs_root); !r)
-            return r.error();
-    return ok();
 }
 
 std::vector<std::string> spec_node_args(const JobSpec &spec)
 {
     std::vector<std::string> args;
     if (spec.perfhw) {
-        args.emplace_back("--enable-perfhw");
+        args.emplace_back(backend_info("perfhw")->flag);
         if (!spec.events.empty()) {
             std::string list;
             for (const auto &e : spec.events)
@@ -152,7 +144,7 @@ std::vector<std::string> spec_node_args(const JobSpec &spec)
         }
     }
     for (const auto &b : spec.node_backends)
-        if (const node::BackendInfo *nb = node_backend_keyword(b))
+        if (const BackendInfo *nb = node_backend_keyword(b))
             args.emplace_back(nb->flag);
     return args;
 }
@@ -183,4 +175,4 @@ std::string format_spec(const JobSpec &spec)
     return out;
 }
 
-}  // namespace colmet::job
+}  // namespace colmet::spec
