@@ -29,7 +29,8 @@ struct BackendInfo {
     std::string_view description;   // one line, for --list-backends, --help and docs
 };
 
-inline constexpr std::array<BackendInfo, 9> k_backend_catalog = {{
+// One row per backend; the count follows the rows.
+inline constexpr auto k_backend_catalog = std::to_array<BackendInfo>({
     {"cgroup_cpu", BackendKind::job, "", "", "CPU time of the job's cgroup (usage, user, system) and CFS throttling"},
     {"cgroup_memory", BackendKind::job, "", "",
      "Memory of the job's cgroup: current, peak, anonymous, page cache, major faults"},
@@ -46,7 +47,7 @@ inline constexpr std::array<BackendInfo, 9> k_backend_catalog = {{
      "InfiniBand/Omni-Path port counters: bytes and packets sent and received"},
     {"lustre", BackendKind::node, "--enable-lustre", "lustre",
      "Lustre client statistics of each mount (llite stats): bytes and operations"},
-}};
+});
 
 // The row of that name, or nullptr.
 constexpr const BackendInfo *backend_info(std::string_view name)
