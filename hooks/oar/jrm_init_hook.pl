@@ -15,7 +15,7 @@
                     $colmet_spec = 'true';
                 }
                 my @colmet_cmd = ('oardodo', @COLMET_JOB@, 'start', '--hook',
-                                  '--job-id='.$Cpuset->{job_id}, '--user='.$Cpuset->{user},
+                                  '--scheduler=oar', '--job-id='.$Cpuset->{job_id}, '--user='.$Cpuset->{user},
                                   '--cgroup='.$Oardocker_node_cg_path.$Cpuset_path_job,
                                   '--spec='.$colmet_spec, @COLMET_START_ARGS@);
                 print_log(3, "colmet: ".join(' ', @colmet_cmd));

@@ -5,6 +5,7 @@
 #include "job/MountCommand.hpp"
 #include "job/RunCommand.hpp"
 #include "job/StartCommand.hpp"
+#include "scheduler/Profile.hpp"
 #include "spec/backend_catalog.hpp"
 
 #include <CLI/CLI.hpp>
@@ -99,12 +100,13 @@ int job_main(int argc, char **argv)
         "With --cgroup: the sampler finds the job's directory in each hierarchy from its processes, the one "
         "named by this level (job_42, job_42/step_0)");
     find_opt->needs(cgroup_opt);
+    std::string layouts;
+    for (const auto &p : sched::profiles())
+        layouts += (layouts.empty() ? "" : "; ") + std::string(p.layout);
     start_cmd
         ->add_option("--scheduler", start.scheduler,
-                     "The scheduler's layout: oar = /oar/<user>_<job>; slurm = the job (123) or step (123.4) "
-                     "where Slurm put its processes, colmet's perf_event directory /slurm/uid_<uid>/job_<job>")
-        ->check(CLI::IsMember({"oar", "slurm"}))
-        ->excludes(cgroup_opt);
+                     "The scheduler whose hook calls; its layout, unless --cgroup gives the path: " + layouts)
+        ->check(CLI::IsMember(sched::profile_names()));
     start_cmd->add_option("--spec", start.spec,
                           "The user's request: perfhw[:EVENT,...], period=S, " + spec::node_spec_keywords() +
                               " (comma-separated)");

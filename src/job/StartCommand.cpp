@@ -14,7 +14,7 @@
 #include "node/NodeOptions.hpp"
 #include "node/backends/perfhw/perf_mount.hpp"
 #include "node/delivery/SpoolFlush.hpp"
-#include "scheduler/SlurmLayout.hpp"
+#include "scheduler/Profile.hpp"
 #include "spec/JobSpec.hpp"
 
 #include <algorithm>
@@ -23,7 +23,6 @@
 #include <csignal>
 #include <fstream>
 #include <optional>
-#include <pwd.h>
 #include <sys/stat.h>
 #include <thread>
 #include <unistd.h>
@@ -112,13 +111,6 @@ bool valid_user(const std::string &user)
            std::all_of(user.begin(), user.end(), [](unsigned char c) { return c > ' ' && c < 127; });
 }
 
-// Where the job is, and who makes its cgroups.
-struct Placement {
-    std::string relative;           // colmet-node's --cgroup (for Slurm on v1: colmet's perf_event directory)
-    std::string level;              // colmet-node's --find-cgroup; empty: `relative` is the job's everywhere
-    bool scheduler_cgroups = true;  // the scheduler makes them: colmet makes only its perf_event directory
-};
-
 // Top-level levels that running jobs' starts made themselves ("/slurm"). A
 // job directory made under levels that already existed says nothing of who
 // made those.
@@ -130,48 +122,25 @@ std::vector<std::string> top_levels_colmet_made(const StartOptions &o)
     return out;
 }
 
-Result<Placement> placement(const StartOptions &o, const cgroup::CgroupFs &cgfs)
+// Where the job is, and who makes its cgroups: the path the hook gave
+// (--cgroup), else the scheduler's profile (--scheduler).
+Result<sched::Placement> placement(const StartOptions &o, const cgroup::CgroupFs &cgfs)
 {
-    Placement p;
     if (!o.cgroup.empty()) {
+        sched::Placement p;
         p.relative = o.cgroup;
         p.level = o.find_cgroup;
         p.scheduler_cgroups = !o.create_cgroup;
         return p;
     }
-    if (o.scheduler == "oar") {
-        // OAR's own cpuset path, the same in every hierarchy it links
-        // (job_resource_manager_cgroups.pl): not a guess, nothing to find.
-        p.relative = "/oar/" + o.user + "_" + o.job_id;
-        return p;
-    }
-    if (o.scheduler == "slurm") {
-        auto ref = sched::slurm::parse_sampler_id(o.job_id);
-        if (!ref)
-            return Error::invalid("job id '" + o.job_id + "' is neither a Slurm job id (123) nor a step id (123.4)");
-        p.level = sched::slurm::level(*ref);
-        if (cgfs.detect() == cgroup::Version::v2) {
-            p.relative = sched::slurm::v2_cgroup(cgfs.root(), *ref);
-            return p;
-        }
-        passwd pw{};
-        passwd *found = nullptr;
-        std::vector<char> buf(16384);
-        if (getpwnam_r(o.user.c_str(), &pw, buf.data(), buf.size(), &found) != 0 || !found)
-            return Error::invalid("user '" + o.user +
-                                  "' is unknown on this node (colmet's perf_event directory is per uid)");
-        p.relative = sched::slurm::perf_cgroup(found->pw_uid, *ref);
-        auto slurm_root = sched::slurm::manages_cgroups(cgfs.root(), top_levels_colmet_made(o));
-        p.scheduler_cgroups = slurm_root.has_value();
-        if (slurm_root)
-            spdlog::debug("job {}: Slurm keeps cgroups of its own here ({}): colmet makes only its perf_event "
-                          "directory",
-                          o.job_id, slurm_root->string());
-        else
-            spdlog::debug("job {}: Slurm keeps no cgroups here: colmet makes the job's", o.job_id);
-        return p;
-    }
-    return Error::invalid("give --cgroup or --scheduler oar|slurm");
+    const sched::Profile *profile = sched::find_profile(o.scheduler);
+    if (!profile)
+        return Error::invalid("give --cgroup or --scheduler " + text::join(sched::profile_names(), "|"));
+    auto p = profile->place(
+        {o.job_id, o.user, cgfs.root(), cgfs.detect() == cgroup::Version::v2, top_levels_colmet_made(o)});
+    if (p && !p->note.empty())
+        spdlog::debug("job {}: {}", o.job_id, p->note);
+    return p;
 }
 
 // Wait briefly: colmet-node refuses bad options or a missing cgroup at once,

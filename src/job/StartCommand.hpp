@@ -19,8 +19,8 @@ inline constexpr int k_exit_usage = 64;
 struct StartOptions {
     std::string job_id;
     std::string user;
-    std::string cgroup;          // relative job cgroup; empty with --scheduler
-    std::string scheduler;       // "oar" or "slurm": derive the cgroup from job id and user
+    std::string cgroup;          // relative job cgroup, as the hook got it (empty: the profile says)
+    std::string scheduler;       // the profile (scheduler/Profile.hpp): "oar", "slurm"
     std::string find_cgroup;     // the job's level, for colmet-node --find-cgroup (with --cgroup)
     std::string spec;            // the user's request (oarsub -t colmet=SPEC, srun --colmet=SPEC)
     std::string zeromq_uri;      // empty: [node] zeromq-uri of the config, else colmet-node's default

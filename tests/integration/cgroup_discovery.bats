@@ -148,9 +148,8 @@ last_status() { h5 "$1" "(lambda g: (lambda a: a.decode() if isinstance(a, bytes
   mk pids "$anchor"
   start_collector "$URI" "$OUT" --flush-interval 0.2
   start_node 77 --cgroup "$anchor" --find-cgroup job_77
-  sleep 0.5
-  grep -q "job 77: its cgroups are not known yet (job_77 under $anchor): waiting for its first process" \
-    "$BATS_TEST_TMPDIR/node.log"
+  wait_for_text "$BATS_TEST_TMPDIR/node.log" \
+    "job 77: its cgroups are not known yet (job_77 under $anchor): waiting for its first process"
   for c in cpuacct memory; do mk "$c" "$real/step_0/task_0"; done
   run_measured "$BATS_TEST_TMPDIR/cpu" "$CGROOT/pids$anchor" "$CGROOT/cpuacct$real/step_0/task_0" \
     "$CGROOT/memory$real/step_0/task_0" -- "$COLMET_BIN/colmet-workload" --cpu-seconds 1.5 --memory-mib 64

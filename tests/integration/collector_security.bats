@@ -54,10 +54,7 @@ start_secure_collector() {
   wait_for_log "listening on"
 }
 
-wait_for_log() {  # wait_for_log TEXT [tries of 0.1 s]
-  for _ in $(seq "${2:-100}"); do grep -q "$1" "$LOG" 2>/dev/null && return 0; sleep 0.1; done
-  echo "not in the log: $1"; return 1
-}
+wait_for_log() { wait_for_text "$LOG" "$1" "${2:-10}"; }  # wait_for_log TEXT [SECONDS]
 
 as_mallory() { setpriv --reuid="$MALLORY" --regid=nogroup --clear-groups "$@"; }
 
@@ -117,7 +114,7 @@ stop_collector() {
   "$COLMET_BIN/colmet-keygen" --secret-key "$BATS_TEST_TMPDIR/stranger.key" --host node042 >/dev/null
   forge --server-key "$KEYS/collector.pub" --secret-key "$BATS_TEST_TMPDIR/stranger.key" --host node042 \
     --job 77 --kind job_end --linger 1000
-  wait_for_log "refused a connection from 127.0.0.1: unknown node key" 300
+  wait_for_log "refused a connection from 127.0.0.1: unknown node key" 30
   stop_pid "$NODE_PID" 5; NODE_PID=
   stats=$(stop_collector)
   echo "$stats"
@@ -211,7 +208,7 @@ stop_collector() {
   # The refusal is awaited, not slept for: an ASan sender on a loaded CI
   # machine took over 3 s to start.
   send43 c
-  wait_for_log "refused a connection from 127.0.0.1: unknown node key" 300
+  wait_for_log "refused a connection from 127.0.0.1: unknown node key" 30
   stop_collector
   [ ! -e "$OUT/c.h5" ]
 }

@@ -14,6 +14,20 @@ stop_pid() {
   return 1
 }
 
+# wait_for_text FILE TEXT [SECONDS]: wait until FILE holds TEXT (a grep
+# pattern), at most SECONDS (30); says what is missing when it gives up. For
+# log lines a program writes on its own time: a fixed sleep is too short on
+# a loaded machine (a sanitizer build on 2 busy cores).
+wait_for_text() {
+  local file=$1 text=$2 limit=${3:-30} i
+  for ((i = 0; i < limit * 10; i++)); do
+    grep -q -- "$text" "$file" 2>/dev/null && return 0
+    sleep 0.1
+  done
+  echo "not in $file after $limit s: $text"
+  return 1
+}
+
 within_pct() {  # within_pct ACTUAL EXPECTED PCT
   "$PY" -c 'import sys; a,e,p=map(float,sys.argv[1:]); sys.exit(0 if abs(a-e) <= e*p/100 else 1)' "$1" "$2" "$3"
 }

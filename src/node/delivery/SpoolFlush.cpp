@@ -95,6 +95,10 @@ void start_background_flush(const fs::path &spool_dir, const std::string &log_fi
         if (null >= 0)
             for (int fd = 0; fd < 3; ++fd)
                 ::dup2(null, fd);
+        // Nothing else of the sampler's: its collector connection (which
+        // would outlive the sampler, held open here), perf events, files,
+        // and a test harness's pipes that wait for every holder to close.
+        ::close_range(3, ~0U, 0);
         ::sigprocmask(SIG_SETMASK, &none, nullptr);
         ::execv(argv[0], argv.data());
         ::_exit(127);
