@@ -1,5 +1,7 @@
 #include "Spawn.hpp"
 
+#include "common/exec_argv.hpp"
+
 #include <cerrno>
 #include <chrono>
 #include <csignal>
@@ -45,11 +47,7 @@ Result<SpawnResult> run_helper(const std::vector<std::string> &argv, double time
 {
     if (argv.empty() || argv.front().empty() || argv.front().front() != '/')
         return Error::invalid("helper path must be absolute");
-    std::vector<char *> cargv;
-    cargv.reserve(argv.size() + 1);
-    for (const auto &a : argv)
-        cargv.push_back(const_cast<char *>(a.c_str()));
-    cargv.push_back(nullptr);
+    std::vector<char *> cargv = exec_argv(argv);
     char path_env[] = "PATH=/usr/sbin:/usr/bin:/sbin:/bin";
     char *envp[] = {path_env, nullptr};
 
@@ -119,11 +117,7 @@ Result<pid_t> spawn_detached(const std::vector<std::string> &argv)
         return Error::invalid("helper path must be absolute");
     // Everything the children need is prepared before fork(): the host
     // program is multi-threaded, so only async-signal-safe calls follow.
-    std::vector<char *> cargv;
-    cargv.reserve(argv.size() + 1);
-    for (const auto &a : argv)
-        cargv.push_back(const_cast<char *>(a.c_str()));
-    cargv.push_back(nullptr);
+    std::vector<char *> cargv = exec_argv(argv);
     char path_env[] = "PATH=/usr/sbin:/usr/bin:/sbin:/bin";
     char *envp[] = {path_env, nullptr};
     int report[2];

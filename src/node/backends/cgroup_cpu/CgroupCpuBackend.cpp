@@ -31,23 +31,15 @@ struct CpuFiles {
     double tick_s = 0.01;      // v1 seconds per USER_HZ tick
 };
 
-class CgroupCpuBackend final : public CgroupFileBackend {
+class CgroupCpuBackend final : public VersionedCgroupBackend {
 public:
-    explicit CgroupCpuBackend(CpuFiles files) : m_f(std::move(files)) {}
+    explicit CgroupCpuBackend(CpuFiles files) : VersionedCgroupBackend(files.v2), m_f(std::move(files)) {}
 
     std::string_view name() const override { return k_name; }
     const std::vector<wire::MetricDescriptor> &metrics() const override { return cgroup_cpu_metrics(); }
 
 private:
-    void read_files(std::span<double> values) noexcept override
-    {
-        if (m_f.v2)
-            sample_v2(values);
-        else
-            sample_v1(values);
-    }
-
-    void sample_v1(std::span<double> values) noexcept
+    void sample_v1(std::span<double> values) noexcept override
     {
         if (auto ns = read_u64(m_f.usage, m_problems))
             values[k_usage] = static_cast<double>(*ns) * k_ns;
@@ -77,7 +69,7 @@ private:
         }
     }
 
-    void sample_v2(std::span<double> values) noexcept
+    void sample_v2(std::span<double> values) noexcept override
     {
         std::string_view text;
         if (!m_f.cpu_stat.read(text, m_problems))

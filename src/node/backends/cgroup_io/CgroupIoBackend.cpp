@@ -23,25 +23,16 @@ struct IoFiles {
     KeptFile serviced;  // v1 blkio.throttle.io_serviced[_recursive]
 };
 
-class CgroupIoBackend final : public CgroupFileBackend {
+class CgroupIoBackend final : public VersionedCgroupBackend {
 public:
-    explicit CgroupIoBackend(IoFiles files) : m_f(std::move(files)) {}
+    explicit CgroupIoBackend(IoFiles files) : VersionedCgroupBackend(files.v2), m_f(std::move(files)) {}
 
     std::string_view name() const override { return k_name; }
     const std::vector<wire::MetricDescriptor> &metrics() const override { return cgroup_io_metrics(); }
 
 private:
     // NOLINTNEXTLINE(bugprone-exception-escape): only std::bad_alloc, building an error message
-    void read_files(std::span<double> values) noexcept override
-    {
-        if (m_f.v2)
-            sample_v2(values);
-        else
-            sample_v1(values);
-    }
-
-    // NOLINTNEXTLINE(bugprone-exception-escape): only std::bad_alloc, building an error message
-    void sample_v1(std::span<double> values) noexcept
+    void sample_v1(std::span<double> values) noexcept override
     {
         read_blkio(m_f.bytes, values, k_read_bytes, k_write_bytes);
         read_blkio(m_f.serviced, values, k_read_ops, k_write_ops);
@@ -63,7 +54,7 @@ private:
     }
 
     // NOLINTNEXTLINE(bugprone-exception-escape): only std::bad_alloc, building an error message
-    void sample_v2(std::span<double> values) noexcept
+    void sample_v2(std::span<double> values) noexcept override
     {
         std::string_view text;
         if (!m_f.io_stat.read(text, m_problems))

@@ -29,4 +29,24 @@ protected:
     StatusText m_problems;  // what failed in the current sample
 };
 
+// For the backends whose files differ between cgroup v1 and v2: each sample
+// is sample_v1 or sample_v2, chosen once, at construction.
+class VersionedCgroupBackend : public CgroupFileBackend {
+protected:
+    explicit VersionedCgroupBackend(bool v2) : m_v2(v2) {}
+    virtual void sample_v1(std::span<double> values) noexcept = 0;
+    virtual void sample_v2(std::span<double> values) noexcept = 0;
+
+private:
+    void read_files(std::span<double> values) noexcept final
+    {
+        if (m_v2)
+            sample_v2(values);
+        else
+            sample_v1(values);
+    }
+
+    bool m_v2;
+};
+
 }  // namespace colmet::node::backends

@@ -33,28 +33,21 @@ bool NumberFile::read_text(char *buf, size_t size, size_t &len) noexcept
     return true;
 }
 
-std::optional<uint64_t> NumberFile::read_u64() noexcept
+template <typename T>
+std::optional<T> NumberFile::read_number(std::optional<T> (*parse)(std::string_view)) noexcept
 {
     char buf[64];
     size_t len = 0;
     if (!read_text(buf, sizeof buf, len))
         return std::nullopt;
-    auto v = text::parse_u64(std::string_view(buf, len));
+    auto v = parse(std::string_view(buf, len));
     if (!v)
         m_errno = EINVAL;
     return v;
 }
 
-std::optional<int64_t> NumberFile::read_i64() noexcept
-{
-    char buf[64];
-    size_t len = 0;
-    if (!read_text(buf, sizeof buf, len))
-        return std::nullopt;
-    auto v = text::parse_i64(std::string_view(buf, len));
-    if (!v)
-        m_errno = EINVAL;
-    return v;
-}
+std::optional<uint64_t> NumberFile::read_u64() noexcept { return read_number(&text::parse_u64); }
+
+std::optional<int64_t> NumberFile::read_i64() noexcept { return read_number(&text::parse_i64); }
 
 }  // namespace colmet::node::backends

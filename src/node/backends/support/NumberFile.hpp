@@ -10,6 +10,7 @@
 #include <cstdint>
 #include <filesystem>
 #include <optional>
+#include <string_view>
 
 namespace colmet::node::backends {
 
@@ -33,6 +34,8 @@ public:
 
 private:
     bool read_text(char *buf, size_t size, size_t &len) noexcept;
+    template <typename T>
+    std::optional<T> read_number(std::optional<T> (*parse)(std::string_view)) noexcept;
 
     std::filesystem::path m_path;
     UniqueFd m_fd;
