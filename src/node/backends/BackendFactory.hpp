@@ -1,10 +1,11 @@
 // How colmet-node builds a backend: the one thing each backend folder
 // (node/backends/<name>/) provides besides its code, as a constant named
-// colmet::node::backends::k_<name>_factory. The folder's CMakeLists.txt
+// colmet::node::backends::k_<name>_factory, a constexpr constant (declared
+// extern first, so that it has a symbol). The folder's CMakeLists.txt
 // declares it with colmet_add_backend(), which lists it in the generated
 // built_backends.cpp; registry.hpp serves them in the catalog's order.
 // Names, kinds, flags and descriptions are the catalog's
-// (spec/backend_catalog.hpp); a factory names its row and a name the catalog
+// (spec/backend_catalog.hpp); a factory names its row, and a name the catalog
 // lacks does not compile.
 #pragma once
 
@@ -39,28 +40,26 @@ struct BackendFactory {
     void (*after_start)(const MetricBackend &, const std::string &mapping_dir, int64_t now_ns) = nullptr;
 };
 
-namespace detail {
-consteval const spec::BackendInfo &catalog_row(std::string_view name, spec::BackendKind kind)
-{
-    const spec::BackendInfo *row = spec::backend_info(name);
-    if (!row || row->kind != kind)
-        throw "no catalog row of this name and kind (spec/backend_catalog.hpp)";  // a compile error
-    return *row;
-}
-}  // namespace detail
-
-consteval BackendFactory job_backend_factory(std::string_view name,
+// The factory of a catalog row, for a constexpr constant: the row is named
+// by the caller, as *spec::backend_info("<name>") (a name the catalog lacks
+// dereferences null: it does not compile), and a row of another kind does
+// not compile either. (The row is looked up by the caller, not here: GCC's
+// -fsanitize=null and nonnull-attribute make a lookup by a consteval
+// function's string_view parameter a non-constant expression.)
+consteval BackendFactory job_backend_factory(const spec::BackendInfo &row,
                                              Result<std::unique_ptr<MetricBackend>> (*make)(const JobContext &))
 {
-    const spec::BackendInfo &row = detail::catalog_row(name, spec::BackendKind::job);
+    if (row.kind != spec::BackendKind::job)
+        throw "not a job backend's row (spec/backend_catalog.hpp)";  // a compile error
     return {&row, row.name, row.description, make, nullptr, nullptr};
 }
 
 consteval BackendFactory
-node_backend_factory(std::string_view name, Result<std::unique_ptr<MetricBackend>> (*make)(const NodeContext &),
+node_backend_factory(const spec::BackendInfo &row, Result<std::unique_ptr<MetricBackend>> (*make)(const NodeContext &),
                      void (*after_start)(const MetricBackend &, const std::string &, int64_t) = nullptr)
 {
-    const spec::BackendInfo &row = detail::catalog_row(name, spec::BackendKind::node);
+    if (row.kind != spec::BackendKind::node)
+        throw "not a node backend's row (spec/backend_catalog.hpp)";  // a compile error
     return {&row, row.name, row.description, nullptr, make, after_start};
 }
 

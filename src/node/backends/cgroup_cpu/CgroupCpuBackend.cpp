@@ -165,6 +165,7 @@ Result<std::unique_ptr<MetricBackend>> make_cgroup_cpu_backend(const JobContext 
 
 // This backend, for colmet-node's registry (registry.hpp).
 extern const BackendFactory k_cgroup_cpu_factory;
-const BackendFactory k_cgroup_cpu_factory = job_backend_factory("cgroup_cpu", &make_cgroup_cpu_backend);
+constexpr BackendFactory k_cgroup_cpu_factory =
+    job_backend_factory(*spec::backend_info("cgroup_cpu"), &make_cgroup_cpu_backend);
 
 }  // namespace colmet::node::backends

@@ -124,6 +124,7 @@ Result<std::unique_ptr<MetricBackend>> make_cgroup_io_backend(const JobContext &
 
 // This backend, for colmet-node's registry (registry.hpp).
 extern const BackendFactory k_cgroup_io_factory;
-const BackendFactory k_cgroup_io_factory = job_backend_factory("cgroup_io", &make_cgroup_io_backend);
+constexpr BackendFactory k_cgroup_io_factory =
+    job_backend_factory(*spec::backend_info("cgroup_io"), &make_cgroup_io_backend);
 
 }  // namespace colmet::node::backends

@@ -141,6 +141,7 @@ Result<std::unique_ptr<MetricBackend>> make_cgroup_memory_backend(const JobConte
 
 // This backend, for colmet-node's registry (registry.hpp).
 extern const BackendFactory k_cgroup_memory_factory;
-const BackendFactory k_cgroup_memory_factory = job_backend_factory("cgroup_memory", &make_cgroup_memory_backend);
+constexpr BackendFactory k_cgroup_memory_factory =
+    job_backend_factory(*spec::backend_info("cgroup_memory"), &make_cgroup_memory_backend);
 
 }  // namespace colmet::node::backends

@@ -98,6 +98,7 @@ namespace colmet::node::backends {
 
 // This backend, for colmet-node's registry (registry.hpp).
 extern const BackendFactory k_infiniband_factory;
-const BackendFactory k_infiniband_factory = node_backend_factory("infiniband", &infiniband::make_infiniband_backend);
+constexpr BackendFactory k_infiniband_factory =
+    node_backend_factory(*spec::backend_info("infiniband"), &infiniband::make_infiniband_backend);
 
 }  // namespace colmet::node::backends

@@ -154,6 +154,7 @@ namespace colmet::node::backends {
 
 // This backend, for colmet-node's registry (registry.hpp).
 extern const BackendFactory k_lustre_factory;
-const BackendFactory k_lustre_factory = node_backend_factory("lustre", &lustre::make_lustre_backend);
+constexpr BackendFactory k_lustre_factory =
+    node_backend_factory(*spec::backend_info("lustre"), &lustre::make_lustre_backend);
 
 }  // namespace colmet::node::backends

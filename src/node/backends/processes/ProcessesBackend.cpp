@@ -192,6 +192,7 @@ Result<std::unique_ptr<MetricBackend>> make_processes_backend(const JobContext &
 
 // This backend, for colmet-node's registry (registry.hpp).
 extern const BackendFactory k_processes_factory;
-const BackendFactory k_processes_factory = job_backend_factory("processes", &make_processes_backend);
+constexpr BackendFactory k_processes_factory =
+    job_backend_factory(*spec::backend_info("processes"), &make_processes_backend);
 
 }  // namespace colmet::node::backends

@@ -206,6 +206,7 @@ void after_rapl_start(const MetricBackend &backend, const std::string &mapping_d
 
 // This backend, for colmet-node's registry (registry.hpp).
 extern const BackendFactory k_rapl_factory;
-const BackendFactory k_rapl_factory = node_backend_factory("rapl", &rapl::make_rapl_backend, &after_rapl_start);
+constexpr BackendFactory k_rapl_factory =
+    node_backend_factory(*spec::backend_info("rapl"), &rapl::make_rapl_backend, &after_rapl_start);
 
 }  // namespace colmet::node::backends

@@ -140,7 +140,7 @@ void after_temperature_start(const MetricBackend &backend, const std::string &ma
 
 // This backend, for colmet-node's registry (registry.hpp).
 extern const BackendFactory k_temperature_factory;
-const BackendFactory k_temperature_factory =
-    node_backend_factory("temperature", &temperature::make_temperature_backend, &after_temperature_start);
+constexpr BackendFactory k_temperature_factory = node_backend_factory(
+    *spec::backend_info("temperature"), &temperature::make_temperature_backend, &after_temperature_start);
 
 }  // namespace colmet::node::backends
