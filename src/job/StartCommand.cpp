@@ -136,8 +136,8 @@ Result<sched::Placement> placement(const StartOptions &o, const cgroup::CgroupFs
     const sched::Profile *profile = sched::find_profile(o.scheduler);
     if (!profile)
         return Error::invalid("give --cgroup or --scheduler " + text::join(sched::profile_names(), "|"));
-    auto p = profile->place(
-        {o.job_id, o.user, cgfs.root(), cgfs.detect() == cgroup::Version::v2, top_levels_colmet_made(o)});
+    auto p = profile->place({o.job_id, o.user, cgfs.root(), cgfs.detect() == cgroup::Version::v2,
+                             [&o] { return top_levels_colmet_made(o); }});
     if (p && !p->note.empty())
         spdlog::debug("job {}: {}", o.job_id, p->note);
     return p;

@@ -40,7 +40,8 @@ Result<Placement> place_slurm(const JobQuery &q)
         return Error::invalid("user '" + q.user +
                               "' is unknown on this node (colmet's perf_event directory is per uid)");
     p.relative = slurm::perf_cgroup(found->pw_uid, *ref);
-    auto slurm_root = slurm::manages_cgroups(q.cgroup_root, q.made_by_colmet);
+    auto slurm_root =
+        slurm::manages_cgroups(q.cgroup_root, q.made_by_colmet ? q.made_by_colmet() : std::vector<std::string>{});
     p.scheduler_cgroups = slurm_root.has_value();
     p.note = slurm_root ? "Slurm keeps cgroups of its own here (" + slurm_root->string() +
                               "): colmet makes only its perf_event directory"

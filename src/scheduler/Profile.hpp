@@ -8,6 +8,7 @@
 #include "common/result.hpp"
 
 #include <filesystem>
+#include <functional>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -18,9 +19,11 @@ namespace colmet::sched {
 struct JobQuery {
     std::string job_id;
     std::string user;
-    std::filesystem::path cgroup_root;        // where the hierarchies are mounted
-    bool cgroup_v2 = false;                   // the node's cgroup version
-    std::vector<std::string> made_by_colmet;  // top-level levels colmet made itself ("/slurm")
+    std::filesystem::path cgroup_root;  // where the hierarchies are mounted
+    bool cgroup_v2 = false;             // the node's cgroup version
+    // Top-level levels colmet made itself ("/slurm"): read from the sampler
+    // records, so asked for only by a profile that needs it.
+    std::function<std::vector<std::string>()> made_by_colmet;
 };
 
 // Where the job is, and who makes its cgroups.

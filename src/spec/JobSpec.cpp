@@ -23,19 +23,6 @@ const BackendInfo *node_backend_keyword(std::string_view word)
     return b && b->kind == BackendKind::node ? b : nullptr;
 }
 
-// "rapl, temperature, infiniband or lustre", from the catalog.
-std::string node_backend_keywords()
-{
-    std::vector<std::string_view> words;
-    for (const auto &b : k_backend_catalog)
-        if (b.kind == BackendKind::node)
-            words.push_back(b.spec_keyword);
-    std::string out;
-    for (size_t i = 0; i < words.size(); ++i)
-        out += std::string(i == 0 ? "" : i + 1 == words.size() ? " or " : ", ") + std::string(words[i]);
-    return out;
-}
-
 std::string_view trim(std::string_view s)
 {
     while (!s.empty() && (s.front() == ' ' || s.front() == '\t'))
@@ -117,8 +104,8 @@ Result<JobSpec> parse_spec(std::string_view text)
             spec.events.emplace_back(item);
         } else {
             return Error::invalid("unknown spec item '" + std::string(item) +
-                                  "' (expected perfhw, perfhw:EVENT,..., period=SECONDS, " + node_backend_keywords() +
-                                  ")");
+                                  "' (expected perfhw, perfhw:EVENT,..., period=SECONDS, " +
+                                  node_spec_keywords(", ", " or ") + ")");
         }
     }
     for (size_t i = 0; i < spec.events.size(); ++i)

@@ -12,6 +12,7 @@
 #include <array>
 #include <string>
 #include <string_view>
+#include <vector>
 
 namespace colmet::spec {
 
@@ -67,14 +68,17 @@ constexpr const BackendInfo *backend_for_spec_keyword(std::string_view keyword)
     return nullptr;
 }
 
-// The node-level backends' spec words, in table order, joined by `sep`
-// ("rapl, temperature, infiniband, lustre").
-inline std::string node_spec_keywords(std::string_view sep = ", ")
+// The node-level backends' spec words, in table order, joined by `sep`, the
+// last two by `last_sep` ("rapl, temperature, infiniband, lustre").
+inline std::string node_spec_keywords(std::string_view sep = ", ", std::string_view last_sep = ", ")
 {
-    std::string out;
+    std::vector<std::string_view> words;
     for (const auto &b : k_backend_catalog)
         if (b.kind == BackendKind::node)
-            out.append(out.empty() ? "" : sep).append(b.spec_keyword);
+            words.push_back(b.spec_keyword);
+    std::string out;
+    for (size_t i = 0; i < words.size(); ++i)
+        out.append(i == 0 ? "" : i + 1 == words.size() ? last_sep : sep).append(words[i]);
     return out;
 }
 
