@@ -257,13 +257,21 @@ static void BM_collector_ingest(benchmark::State &state)
             t.cluster = "bench";
             if (const char *points = std::getenv("COLMET_BENCH_TSDB_BATCH"))  // else the sink's default
                 t.batch_points = std::strtoull(points, nullptr, 10);
-            auto made = collector::tsdb::TsdbSink::make(t);
-            if (!made) {
-                state.SkipWithError(made.error().message().c_str());
-                return;
+            if (std::getenv("COLMET_BENCH_TSDB_DISCARD")) {
+                // The sink's work on the receiving thread alone: each batch
+                // body is made, then dropped (no sender thread, no HTTP).
+                auto made = collector::tsdb::TsdbSink::with_submit(t, [](std::string, uint64_t) {});
+                tsdb_sink = made.get();
+                sinks.push_back(std::move(made));
+            } else {
+                auto made = collector::tsdb::TsdbSink::make(t);
+                if (!made) {
+                    state.SkipWithError(made.error().message().c_str());
+                    return;
+                }
+                tsdb_sink = made->get();
+                sinks.push_back(std::move(*made));
             }
-            tsdb_sink = made->get();
-            sinks.push_back(std::move(*made));
         }
         // The messages carry fixed times (BenchMessages.hpp): no clock check.
         collector::Collector collector(std::move(sinks), {.max_clock_skew_s = 0});

@@ -29,8 +29,9 @@ static void BM_encode(benchmark::State &state)
     int64_t t = m.time_ns;
     for (auto _ : state) {
         for (size_t n = 0; n < batch;) {
+            encoder->labels(labels);  // as TsdbSink: once per message
             for (const auto &[name, value] : points) {
-                encoder->add(name, labels, value, t);
+                encoder->add(name, value, t);
                 ++n;
             }
             t += 5'000'000'000;

@@ -2,9 +2,10 @@
 
 #include <snappy.h>
 
+#include <algorithm>
 #include <charconv>
 #include <cstring>
-#include <initializer_list>
+#include <memory>
 
 namespace colmet::collector::tsdb {
 namespace {
@@ -17,13 +18,21 @@ namespace {
 // libprotobuf writes (tests/unit/tsdb decodes them with it).
 class RemoteWriteEncoder final : public Encoder {
 public:
-    void add(const SeriesName &name, const Labels &labels, double value, int64_t time_ns) override
+    void labels(const Labels &l) override
     {
-        // Labels sorted by name, as remote write requires: __name__, cluster,
-        // event, host, job_id, user. The points of one message share all but
-        // __name__ and event: their encoded bytes are kept from the last point.
-        if (!same_labels(labels))
-            encode_labels(labels);
+        // Sorted by name, as remote write requires: __name__, cluster,
+        // event, host, job_id, user. Only __name__ and event vary between
+        // the points of a message; the others' bytes are made here.
+        m_cluster_bytes.clear();
+        m_other_bytes.clear();
+        append_label(m_cluster_bytes, "cluster", l.cluster);
+        append_label(m_other_bytes, "host", l.host);
+        append_label(m_other_bytes, "job_id", l.job_id);
+        append_label(m_other_bytes, "user", l.user);
+    }
+
+    void add(const SeriesName &name, double value, int64_t time_ns) override
+    {
         const size_t name_size = name.measurement.size() + 1 + name.field.size();
         const size_t name_label = field_size(label_size(8, name_size));
         const size_t event_label = name.event.empty() ? 0 : field_size(label_size(5, name.event.size()));
@@ -33,9 +42,7 @@ public:
             name_label + m_cluster_bytes.size() + event_label + m_other_bytes.size() + field_size(sample);
 
         // Written through a pointer into space made once for the point.
-        const size_t old = m_raw.size();
-        m_raw.resize(old + field_size(series));
-        char *p = m_raw.data() + old;
+        char *p = m_raw.extend(field_size(series));
         p = tag_length(p, 1, series);                    // WriteRequest.timeseries
         p = tag_length(p, 1, label_size(8, name_size));  // TimeSeries.labels
         p = tag_length(p, 1, 8);                         // Label.name
@@ -57,22 +64,25 @@ public:
         *p++ = static_cast<char>(0x10);  // Sample.timestamp, varint
         p = varint(p, static_cast<uint64_t>(ms));
         ++m_points;
+        if (m_raw.size() >= k_fragment)
+            compress_fragment(k_fragment);
     }
 
     size_t points() const override { return m_points; }
 
     std::string take() override
     {
-        // Compressed into a buffer kept from batch to batch; only the
-        // compressed body is copied out.
-        const size_t bound = snappy::MaxCompressedLength(m_raw.size());
-        if (m_compressed.size() < bound)
-            m_compressed.resize(bound);
-        size_t length = 0;
-        snappy::RawCompress(m_raw.data(), m_raw.size(), m_compressed.data(), &length);
-        m_raw.clear();  // keeps its capacity
+        if (m_raw.size() > 0)
+            compress_fragment(m_raw.size());
+        std::string body;
+        body.reserve(10 + m_elements.size());
+        body.resize(10);
+        body.resize(static_cast<size_t>(varint(body.data(), m_raw_total) - body.data()));
+        body.append(m_elements);
+        m_elements.clear();  // keeps its capacity
+        m_raw_total = 0;
         m_points = 0;
-        return std::string(m_compressed.data(), length);
+        return body;
     }
 
     std::vector<std::string> headers() const override
@@ -82,6 +92,66 @@ public:
     }
 
 private:
+    // Bytes written in place: grown without the zero-filling of
+    // std::string::resize, which cost as much as the encoding.
+    class Buffer {
+    public:
+        // `n` more bytes at the end, to be written by the caller.
+        char *extend(size_t n)
+        {
+            if (m_size + n > m_capacity) {
+                const size_t capacity = std::max(m_capacity * 2, m_size + n);
+                auto grown = std::make_unique_for_overwrite<char[]>(capacity);
+                if (m_size > 0)
+                    std::memcpy(grown.get(), m_data.get(), m_size);
+                m_data = std::move(grown);
+                m_capacity = capacity;
+            }
+            char *p = m_data.get() + m_size;
+            m_size += n;
+            return p;
+        }
+        // Drops the first `n` bytes.
+        void consume(size_t n)
+        {
+            std::memmove(m_data.get(), m_data.get() + n, m_size - n);
+            m_size -= n;
+        }
+        const char *data() const { return m_data.get(); }
+        size_t size() const { return m_size; }
+
+    private:
+        std::unique_ptr<char[]> m_data;
+        size_t m_size = 0;
+        size_t m_capacity = 0;
+    };
+
+    // A snappy block is a varint of the uncompressed length followed by
+    // elements (literals, back-references), and snappy compresses its input
+    // in independent 64 KiB fragments whose references stay inside the
+    // fragment. So the body is compressed as it is encoded, one fragment at
+    // a time while the bytes are still in cache: a batch's working memory
+    // is one fragment plus its compressed bytes (about 13 a point), not the
+    // whole uncompressed batch (about 110 a point). The result is the bytes
+    // snappy::Compress makes of the whole batch.
+    static constexpr size_t k_fragment = size_t{1} << 16;
+
+    void compress_fragment(size_t size)
+    {
+        const size_t bound = snappy::MaxCompressedLength(size);
+        if (m_block.size() < bound)
+            m_block.resize(bound);
+        size_t length = 0;
+        snappy::RawCompress(m_raw.data(), size, m_block.data(), &length);
+        size_t header = 0;  // the fragment's own length varint
+        while (header < length && (static_cast<unsigned char>(m_block[header]) & 0x80) != 0)
+            ++header;
+        ++header;
+        m_elements.append(m_block.data() + header, length - header);
+        m_raw_total += size;
+        m_raw.consume(size);  // what is left: the part of the last point past the fragment
+    }
+
     static size_t varint_size(uint64_t v)
     {
         size_t n = 1;
@@ -122,57 +192,49 @@ private:
         p = tag_length(p, 2, value.size());  // Label.value
         return copy(p, value);
     }
-
-    bool same_labels(const Labels &l) const
+    // A label's bytes at the end of `out`; an empty one is left out.
+    static void append_label(std::string &out, std::string_view key, std::string_view value)
     {
-        return m_have_labels && l.cluster == m_cluster && l.host == m_host && l.job_id == m_job_id && l.user == m_user;
-    }
-    // The bytes of the labels a message's points share, kept with their values.
-    void encode_labels(const Labels &l)
-    {
-        m_cluster.assign(l.cluster);
-        m_host.assign(l.host);
-        m_job_id.assign(l.job_id);
-        m_user.assign(l.user);
-        m_have_labels = true;
-        const auto bytes = [](std::string &out,
-                              std::initializer_list<std::pair<std::string_view, std::string_view>> kv) {
-            size_t size = 0;
-            for (const auto &[key, value] : kv)
-                if (!value.empty())
-                    size += field_size(label_size(key.size(), value.size()));
-            out.resize(size);
-            char *p = out.data();
-            for (const auto &[key, value] : kv)
-                if (!value.empty())
-                    p = label(p, key, value);
-        };
-        bytes(m_cluster_bytes, {{"cluster", m_cluster}});
-        bytes(m_other_bytes, {{"host", m_host}, {"job_id", m_job_id}, {"user", m_user}});
+        if (value.empty())
+            return;
+        const size_t old = out.size();
+        out.resize(old + field_size(label_size(key.size(), value.size())));
+        label(out.data() + old, key, value);
     }
 
-    bool m_have_labels = false;
-    std::string m_cluster, m_host, m_job_id, m_user;  // the labels m_*_bytes encode
-    std::string m_cluster_bytes;                      // before event
-    std::string m_other_bytes;                        // after event: host, job_id, user
+    std::string m_cluster_bytes;  // the labels before event
+    std::string m_other_bytes;    // after event: host, job_id, user
 
-    std::string m_raw;
-    std::string m_compressed;
+    Buffer m_raw;            // encoded points not compressed yet (under a fragment and a point)
+    std::string m_block;     // one fragment, compressed
+    std::string m_elements;  // the batch's compressed fragments, without their length headers
+    uint64_t m_raw_total = 0;
     size_t m_points = 0;
 };
 
 class InfluxEncoder final : public Encoder {
 public:
-    void add(const SeriesName &name, const Labels &labels, double value, int64_t time_ns) override
+    void labels(const Labels &l) override
     {
-        escape(name.measurement, false);
-        tag("cluster", labels.cluster);
-        tag("event", name.event);
-        tag("host", labels.host);
-        tag("job_id", labels.job_id);
-        tag("user", labels.user);
+        // Tags in key order (what InfluxDB recommends): cluster, event,
+        // host, job_id, user; all but event are the same for a message's
+        // points, escaped here once.
+        m_cluster_tags.clear();
+        m_other_tags.clear();
+        tag(m_cluster_tags, "cluster", l.cluster);
+        tag(m_other_tags, "host", l.host);
+        tag(m_other_tags, "job_id", l.job_id);
+        tag(m_other_tags, "user", l.user);
+    }
+
+    void add(const SeriesName &name, double value, int64_t time_ns) override
+    {
+        escape(m_body, name.measurement, false);
+        m_body.append(m_cluster_tags);
+        tag(m_body, "event", name.event);
+        m_body.append(m_other_tags);
         m_body.push_back(' ');
-        escape(name.field, true);
+        escape(m_body, name.field, true);
         m_body.push_back('=');
         number(value);
         m_body.push_back(' ');
@@ -199,23 +261,24 @@ private:
     // keys, tag values and field keys, also '='; a backslash everywhere (or
     // a trailing one would escape the separator after it). A line break
     // cannot be escaped: it becomes a space (ids and names never hold one).
-    void escape(std::string_view text, bool equals)
+    static void escape(std::string &out, std::string_view text, bool equals)
     {
         for (char c : text) {
             if (c == ',' || c == ' ' || c == '\\' || (equals && c == '='))
-                m_body.push_back('\\');
-            m_body.push_back(c == '\n' || c == '\r' ? ' ' : c);
+                out.push_back('\\');
+            out.push_back(c == '\n' || c == '\r' ? ' ' : c);
         }
     }
 
-    void tag(std::string_view key, std::string_view value)
+    // ",key=value" at the end of `out`; an empty value is left out.
+    static void tag(std::string &out, std::string_view key, std::string_view value)
     {
         if (value.empty())
             return;
-        m_body.push_back(',');
-        m_body.append(key);
-        m_body.push_back('=');
-        escape(value, true);
+        out.push_back(',');
+        out.append(key);
+        out.push_back('=');
+        escape(out, value, true);
     }
 
     template <typename T>
@@ -226,6 +289,8 @@ private:
         m_body.append(buf, ec == std::errc() ? end : buf);
     }
 
+    std::string m_cluster_tags;  // the tags before event
+    std::string m_other_tags;    // after event: host, job_id, user
     std::string m_body;
     size_t m_points = 0;
 };

@@ -33,8 +33,13 @@ struct Labels {
 class Encoder {
 public:
     virtual ~Encoder() = default;
-    // A finite value (the caller skips NaN and infinities).
-    virtual void add(const SeriesName &name, const Labels &labels, double value, int64_t time_ns) = 0;
+    // The labels of the points added from now on. They are encoded here,
+    // once (a message's points share them), and copied: `labels` need not
+    // outlive the call.
+    virtual void labels(const Labels &labels) = 0;
+    // A finite value (the caller skips NaN and infinities), with the labels
+    // last given.
+    virtual void add(const SeriesName &name, double value, int64_t time_ns) = 0;
     virtual size_t points() const = 0;
     // The request body of every point added since the last take(), which
     // starts a new one.

@@ -78,10 +78,13 @@ void TsdbSink::consume(const wire::Message &msg, const Delivery &delivery) noexc
         const Labels job_labels{m_options.cluster, msg.host, msg.job_id, job.user};
         const Labels node_labels{m_options.cluster, msg.host, {}, {}};
         const size_t before = m_encoder->points();
+        // The encoder's labels are set when the scope changes, not per point.
+        bool labels_of_node = false;
+        m_encoder->labels(job_labels);
         // The job's CPUs on this host (its job_start's "cpus"), with every
         // message: what a dashboard divides the CPU use by.
         if (std::isfinite(host.cpus))
-            m_encoder->add(SeriesName{"colmet_job", "host_cpus", {}}, job_labels, host.cpus, msg.time_ns);
+            m_encoder->add(SeriesName{"colmet_job", "host_cpus", {}}, host.cpus, msg.time_ns);
         for (const auto &block : msg.backends) {
             const bool node_scope = block.scope == wire::Scope::node;
             if (node_scope) {
@@ -95,11 +98,15 @@ void TsdbSink::consume(const wire::Message &msg, const Delivery &delivery) noexc
                     it->second = msg.time_ns;
                 }
             }
+            if (node_scope != labels_of_node) {
+                m_encoder->labels(node_scope ? node_labels : job_labels);
+                labels_of_node = node_scope;
+            }
             const auto &names = names_of(block);
             const size_t n = std::min(names.size(), block.values.size());
             for (size_t i = 0; i < n; ++i)
                 if (std::isfinite(block.values[i]))
-                    m_encoder->add(names[i], node_scope ? node_labels : job_labels, block.values[i], msg.time_ns);
+                    m_encoder->add(names[i], block.values[i], msg.time_ns);
         }
         if (msg.kind == wire::MessageKind::job_end &&
             std::all_of(job.hosts.begin(), job.hosts.end(), [](const auto &h) { return h.second.ended; }))
@@ -116,10 +123,10 @@ void TsdbSink::consume(const wire::Message &msg, const Delivery &delivery) noexc
 void TsdbSink::send_summary(const std::string &job_id, JobInfo &job)
 {
     const JobSummary s = hdf5::summarize(job_id, job.hosts);
-    const Labels labels{m_options.cluster, {}, job_id, job.user};
+    m_encoder->labels({m_options.cluster, {}, job_id, job.user});
     for (const auto &number : summary_numbers(s))
         if (std::isfinite(number.value))
-            m_encoder->add(SeriesName{"colmet_job", number.metric, {}}, labels, number.value, s.ended_ns);
+            m_encoder->add(SeriesName{"colmet_job", number.metric, {}}, number.value, s.ended_ns);
     job.hosts.clear();  // a host that sends after this starts a new summary
 }
 

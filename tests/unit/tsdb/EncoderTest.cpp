@@ -29,8 +29,10 @@ TEST(EncoderTest, remote_write_sends_sorted_labels_exact_values_and_milliseconds
     const SeriesName usage = series_name("cgroup_cpu", {"usage", "s", wire::MetricKind::counter});
     const SeriesName task = series_name("perfhw", {"task_clock", "s", wire::MetricKind::counter});
     const double exact = 0.1 + 0.2;  // not representable in 12 digits
-    e->add(usage, {"ci", "node1", "42", "alice"}, exact, k_t);
-    e->add(task, {"", "node1", "42", ""}, 1e300, k_t + 1'000'000);
+    e->labels({"ci", "node1", "42", "alice"});
+    e->add(usage, exact, k_t);
+    e->labels({"", "node1", "42", ""});
+    e->add(task, 1e300, k_t + 1'000'000);
     EXPECT_EQ(e->points(), 2u);
     const auto req = decode(e->take());
     EXPECT_EQ(e->points(), 0u);
@@ -55,21 +57,25 @@ TEST(EncoderTest, remote_write_sends_sorted_labels_exact_values_and_milliseconds
     EXPECT_EQ(b.samples(0).value(), 1e300);
     EXPECT_EQ(b.samples(0).timestamp(), 1'700'000'000'124);
     // The next batch starts empty.
-    e->add(usage, {"", "h", "1", ""}, 1, k_t);
+    e->labels({"", "h", "1", ""});
+    e->add(usage, 1, k_t);
     EXPECT_EQ(decode(e->take()).timeseries_size(), 1);
 }
 
-TEST(EncoderTest, remote_write_labels_follow_their_content_not_their_address)
+TEST(EncoderTest, remote_write_labels_are_copied_when_given)
 {
     // The decoder reuses a message's strings: same address, other content.
+    // The points keep the labels as they were when given.
     auto e = make_encoder(Protocol::remote_write);
     const SeriesName usage = series_name("cgroup_cpu", {"usage", "s", wire::MetricKind::counter});
     std::string host = "node1", job = "7";
-    e->add(usage, {"", host, job, ""}, 1, k_t);
-    e->add(usage, {"", host, job, ""}, 2, k_t);
-    host[4] = '2';
+    e->labels({"", host, job, ""});
+    e->add(usage, 1, k_t);
+    host[4] = '2';  // the strings change under the encoder
     job = "8";
-    e->add(usage, {"", host, job, "bob"}, 3, k_t);
+    e->add(usage, 2, k_t);  // still the labels given
+    e->labels({"", host, job, "bob"});
+    e->add(usage, 3, k_t);
     const auto req = decode(e->take());
     ASSERT_EQ(req.timeseries_size(), 3);
     const auto label = [&](int series, const std::string &name) {
@@ -79,10 +85,44 @@ TEST(EncoderTest, remote_write_labels_follow_their_content_not_their_address)
         return std::string("<none>");
     };
     EXPECT_EQ(label(1, "host"), "node1");
+    EXPECT_EQ(label(1, "job_id"), "7");
     EXPECT_EQ(label(2, "host"), "node2");
     EXPECT_EQ(label(2, "job_id"), "8");
     EXPECT_EQ(label(2, "user"), "bob");
     EXPECT_EQ(label(1, "user"), "<none>");
+}
+
+TEST(EncoderTest, remote_write_body_of_many_fragments_is_one_snappy_block)
+{
+    // The body is compressed 64 KiB at a time while it is encoded: a batch
+    // of several fragments, points straddling their borders, must still be
+    // one valid block holding every point in order, and the very bytes
+    // snappy makes of the whole.
+    auto e = make_encoder(Protocol::remote_write);
+    const SeriesName usage = series_name("cgroup_cpu", {"usage", "s", wire::MetricKind::counter});
+    constexpr int k_points = 7001;  // about 110 bytes each: a dozen fragments
+    for (int round = 0; round < 2; ++round) {
+        for (int i = 0; i < k_points; ++i) {
+            const std::string host = "node" + std::to_string(i % 3), job = std::to_string(i / 61);
+            e->labels({"ci", host, job, "alice"});
+            e->add(usage, i * 0.5 + round, k_t + int64_t{i} * 1'000'000);
+        }
+        const std::string body = e->take();
+        std::string raw;
+        ASSERT_TRUE(snappy::Uncompress(body.data(), body.size(), &raw));
+        EXPECT_GT(raw.size(), size_t{8} << 16);
+        std::string whole;
+        snappy::Compress(raw.data(), raw.size(), &whole);
+        EXPECT_EQ(body, whole);
+        prompb::WriteRequest req;
+        ASSERT_TRUE(req.ParseFromString(raw));
+        ASSERT_EQ(req.timeseries_size(), k_points);
+        for (int i = 0; i < k_points; ++i) {
+            ASSERT_EQ(req.timeseries(i).samples_size(), 1);
+            EXPECT_EQ(req.timeseries(i).samples(0).value(), i * 0.5 + round);
+            EXPECT_EQ(req.timeseries(i).samples(0).timestamp(), 1'700'000'000'123 + i);
+        }
+    }
 }
 
 TEST(EncoderTest, remote_write_headers)
@@ -97,13 +137,16 @@ TEST(EncoderTest, line_protocol_lines_round_trip_values_and_escape_labels)
     auto e = make_encoder(Protocol::influx);
     const SeriesName usage = series_name("cgroup_cpu", {"usage", "s", wire::MetricKind::counter});
     const double exact = 0.1 + 0.2;
-    e->add(usage, {"ci", "node1", "42", "alice"}, exact, k_t);
-    e->add(usage, {"", "n 1", "a,b=c\\", ""}, -2.5e-10, 5);
+    e->labels({"ci", "node1", "42", "alice"});
+    e->add(usage, exact, k_t);
+    e->labels({"", "n 1", "a,b=c\\", ""});
+    e->add(usage, -2.5e-10, 5);
     EXPECT_EQ(e->take(), "colmet_cgroup_cpu,cluster=ci,host=node1,job_id=42,user=alice usage_seconds_total="
                          "0.30000000000000004 1700000000123456789\n"
                          "colmet_cgroup_cpu,host=n\\ 1,job_id=a\\,b\\=c\\\\ usage_seconds_total=-2.5e-10 5\n");
     const SeriesName ev = series_name("perfhw", {"page_faults", "1", wire::MetricKind::counter});
-    e->add(ev, {"", "h", "1", ""}, 7, 1);
+    e->labels({"", "h", "1", ""});
+    e->add(ev, 7, 1);
     EXPECT_EQ(e->take(), "colmet_perfhw,event=page_faults,host=h,job_id=1 count_total=7 1\n");
 }
 
