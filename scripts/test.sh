@@ -4,7 +4,8 @@
 # lint on the release build; the Debian packages built from the tree,
 # installed, used and purged; unit and integration tests again under
 # AddressSanitizer + UndefinedBehaviorSanitizer; one-minute libFuzzer runs
-# of the message decoder and of the HDF5 sink (COLMET_FUZZ_SECONDS each).
+# of the message decoder, the HDF5 sink and the control protocol, half-minute
+# runs of the spool and key-file readers (COLMET_FUZZ_SECONDS sets the minute).
 # Run as root on Debian 12 (tests that need root skip themselves, with the
 # reason, otherwise).
 set -uo pipefail
@@ -54,11 +55,11 @@ export UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1
 run_ctest build-asan 'unit|integration'
 unset ASAN_OPTIONS UBSAN_OPTIONS
 
-step "libFuzzer build (clang) and ${FUZZ_SECONDS} s fuzzing runs of the decoder, the sink and the spool reader"
+step "libFuzzer build (clang) and ${FUZZ_SECONDS} s fuzzing runs of the decoder, the sink, the control protocol, the spool reader and the key files"
 if scripts/build.sh fuzz && scripts/fuzz.sh "$FUZZ_SECONDS"; then
   passed=$((passed + 1))
 else
-  failed=$((failed + 1)); failures+=("fuzz: a fuzzing run (decoder, sink or spool reader) failed")
+  failed=$((failed + 1)); failures+=("fuzz: a fuzzing run (decoder, sink, control, spool or keys) failed")
 fi
 
 echo
