@@ -27,8 +27,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
             if (!is_z85_key(k.public_key) || k.name.empty())
                 std::abort();
             auto again = parse_public_keys(format_public_key_file(k.name, k.public_key), "again");
-            if (!again || again->size() != 1 || (*again)[0].name != k.name ||
-                (*again)[0].public_key != k.public_key)
+            if (!again || again->size() != 1 || (*again)[0].name != k.name || (*again)[0].public_key != k.public_key)
                 std::abort();
         }
     }
