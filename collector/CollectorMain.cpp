@@ -97,7 +97,8 @@ void add_options(CLI::App &app, CollectorOptions &o)
                  "Without --curve-secret-key, listen on a non-loopback address anyway (any user could then write "
                  "into any job's file)");
     app.add_option("--max-connections", o.listen.connections.max_connections,
-                   "Connections kept open at most; a new one beyond is cut at once")
+                   "Connections kept open at most on the receiving socket, and as many on the acknowledgement "
+                   "socket; beyond, the oldest that never carried a message is cut (acknowledgements: the new one)")
         ->check(CLI::Range(1, 1000000))
         ->capture_default_str();
     app.add_option("--idle-timeout", o.idle_timeout_s,
@@ -193,8 +194,10 @@ void add_options(CLI::App &app, CollectorOptions &o)
 // Every open HDF5 file and every connection holds a descriptor: raise the
 // soft limit to the hard one once, then keep --max-open-files (when there
 // are files) and, after the files, --max-connections within it, 64
-// descriptors kept for sockets, logs and libraries.
-void fit_descriptors(Hdf5Options *hdf5, ConnectionLimits &connections)
+// descriptors kept for sockets, logs and libraries. With acknowledgements,
+// --max-connections holds for each of the two sockets (a sampler connects
+// to both), so twice that must fit.
+void fit_descriptors(Hdf5Options *hdf5, ConnectionLimits &connections, bool ack_socket)
 {
     rlimit rl{};
     if (getrlimit(RLIMIT_NOFILE, &rl) != 0)
@@ -213,10 +216,13 @@ void fit_descriptors(Hdf5Options *hdf5, ConnectionLimits &connections)
         hdf5->max_open_files = fit;
     }
     const size_t files = hdf5 ? hdf5->max_open_files : 0;
-    const size_t left = rl.rlim_cur > files + 2 * k_reserved ? rl.rlim_cur - files - k_reserved : k_reserved;
+    const size_t sockets = ack_socket ? 2 : 1;
+    const size_t left =
+        (rl.rlim_cur > files + 2 * k_reserved ? rl.rlim_cur - files - k_reserved : k_reserved) / sockets;
     if (connections.max_connections > left) {
-        spdlog::info("max-connections {} does not fit the descriptor limit {} (with --max-open-files {}): using {}",
-                     connections.max_connections, rl.rlim_cur, files, left);
+        spdlog::info("max-connections {} does not fit the descriptor limit {} (with --max-open-files {}{}): using {}",
+                     connections.max_connections, rl.rlim_cur, files, ack_socket ? ", for each of the two sockets" : "",
+                     left);
         connections.max_connections = left;
     }
 }
@@ -289,7 +295,7 @@ int collector_main(int argc, char **argv)
             std::snprintf(host.data(), host.size(), "unknown-host");
         o.hdf5.writer = std::string(host.data()) + " " + o.listen.bind_uri;
     }
-    fit_descriptors(o.hdf5_dir.empty() ? nullptr : &o.hdf5, o.listen.connections);
+    fit_descriptors(o.hdf5_dir.empty() ? nullptr : &o.hdf5, o.listen.connections, !o.listen.ack_bind_uri.empty());
     std::vector<std::unique_ptr<Sink>> sinks;
     if (!o.hdf5_dir.empty()) {
         o.hdf5.dir = o.hdf5_dir;

@@ -23,6 +23,10 @@ namespace colmet::collector {
 namespace {
 
 constexpr const char *k_monitor_endpoint = "inproc://colmet.collector.monitor";
+constexpr const char *k_ack_monitor_endpoint = "inproc://colmet.collector.ack-monitor";
+// A subscription frame: a flag byte and the topic, a sender id (under 300
+// bytes); anything longer is refused by ZeroMQ before it takes memory.
+constexpr int64_t k_max_subscription_bytes = 1024;
 constexpr int64_t k_max_handshake_ms = 10'000;
 constexpr int k_handshake_failures =
     ZMQ_EVENT_HANDSHAKE_FAILED_NO_DETAIL | ZMQ_EVENT_HANDSHAKE_FAILED_PROTOCOL | ZMQ_EVENT_HANDSHAKE_FAILED_AUTH;
@@ -63,8 +67,9 @@ void answer_zap(Security &security)
 }
 
 // Monitor events: a 6-byte frame (event, value = the descriptor), then the
-// endpoint.
-void read_monitor(zmq::socket_t &monitor, ConnectionGuard &guard, log::RateLimiter &cut_log)
+// endpoint. `subscribers`: the acknowledgement socket, whose peers never
+// send a message (see AckPublisher).
+void read_monitor(zmq::socket_t &monitor, ConnectionGuard &guard, log::RateLimiter &cut_log, bool subscribers)
 {
     for (;;) {
         zmq::message_t event, endpoint;
@@ -80,15 +85,22 @@ void read_monitor(zmq::socket_t &monitor, ConnectionGuard &guard, log::RateLimit
         std::memcpy(&value, static_cast<const char *>(event.data()) + 2, 4);
         const int fd = static_cast<int>(value);
         if (kind == ZMQ_EVENT_ACCEPTED) {
-            if (const int cut = guard.accepted(fd, monotonic_ns()); cut >= 0) {
+            const int64_t now = monotonic_ns();
+            const int cut = guard.accepted(fd, now);
+            if (cut >= 0) {
                 uint64_t suppressed = 0;
                 if (cut_log.allow(&suppressed))
-                    spdlog::warn("{} connections are open (max-connections): cutting {}{}",
-                                 guard.limits().max_connections,
+                    spdlog::warn("{} connections are open{} (max-connections): cutting {}{}",
+                                 guard.limits().max_connections, subscribers ? " to the acknowledgement socket" : "",
                                  cut == fd ? "the new one" : "the oldest that never carried a message",
                                  suppressed ? " (" + std::to_string(suppressed) + " more cut, not logged)" : "");
                 ::shutdown(cut, SHUT_RDWR);
             }
+            // A subscriber counts as carrying messages from the start: at
+            // the limit the new connection is cut, never a sampler's
+            // established one, and none is ever cut as idle.
+            if (subscribers && cut != fd)
+                guard.message_from(fd, now);
         } else if (kind == ZMQ_EVENT_DISCONNECTED || kind == ZMQ_EVENT_CLOSED) {
             guard.closed(fd);
         } else if (kind & k_handshake_failures) {
@@ -100,9 +112,13 @@ void read_monitor(zmq::socket_t &monitor, ConnectionGuard &guard, log::RateLimit
 // The acknowledgement socket: a PUB that nodes' SUB sockets connect to.
 // Publishing never blocks: a subscriber that lags loses acknowledgements,
 // and its sampler sends again what it missed (the collector then answers
-// the duplicates).
+// the duplicates). Its connections are kept within max-connections by a
+// guard of their own, so that subscribers cannot use up the descriptors
+// the receiving socket and the HDF5 files need.
 struct AckPublisher {
     zmq::socket_t socket;
+    ConnectionGuard guard;
+    zmq::socket_t monitor;
     std::vector<wire::Ack> due;
     uint64_t sent = 0;
 
@@ -121,12 +137,16 @@ struct AckPublisher {
     }
 };
 
-std::string connection_summary(const ConnectionGuard &guard, const Security *security)
+std::string connection_summary(const ConnectionGuard &guard, const AckPublisher *acks, const Security *security)
 {
     const auto &s = guard.stats();
     std::string text = "connections: " + std::to_string(guard.open()) + " open, " + std::to_string(s.accepted) +
                        " accepted, cut " + std::to_string(s.over_limit) + " over the limit and " +
                        std::to_string(s.idle) + " idle; " + std::to_string(s.handshake_failed) + " failed handshakes";
+    if (acks)
+        text += "; acknowledgement subscribers: " + std::to_string(acks->guard.open()) + " open, " +
+                std::to_string(acks->guard.stats().accepted) + " accepted, " +
+                std::to_string(acks->guard.stats().over_limit) + " cut over the limit";
     if (security)
         text += "; node keys: " + std::to_string(security->zap.stats().accepted) + " accepted, " +
                 std::to_string(security->zap.stats().refused) + " refused";
@@ -187,10 +207,15 @@ int serve(Collector &collector, const ListenOptions &options)
     }
     std::optional<AckPublisher> acks;
     if (!options.ack_bind_uri.empty()) {
-        acks.emplace(AckPublisher{zmq::socket_t(ctx, zmq::socket_type::pub), {}, 0});
+        acks.emplace(AckPublisher{zmq::socket_t(ctx, zmq::socket_type::pub),
+                                  ConnectionGuard(options.connections),
+                                  zmq::socket_t(ctx, zmq::socket_type::pair),
+                                  {},
+                                  0});
         try {
             acks->socket.set(zmq::sockopt::linger, 200);
             acks->socket.set(zmq::sockopt::sndhwm, 10000);
+            acks->socket.set(zmq::sockopt::maxmsgsize, k_max_subscription_bytes);
             acks->socket.set(
                 zmq::sockopt::handshake_ivl,
                 static_cast<int>(std::min(k_max_handshake_ms, options.connections.idle_timeout_ns / 1'000'000)));
@@ -199,6 +224,11 @@ int serve(Collector &collector, const ListenOptions &options)
                 acks->socket.set(zmq::sockopt::curve_secretkey, secret_key);
                 acks->socket.set(zmq::sockopt::zap_domain, "colmet");
             }
+            if (zmq_socket_monitor(acks->socket.handle(), k_ack_monitor_endpoint,
+                                   ZMQ_EVENT_ACCEPTED | ZMQ_EVENT_DISCONNECTED | ZMQ_EVENT_CLOSED |
+                                       k_handshake_failures) != 0)
+                throw zmq::error_t();
+            acks->monitor.connect(k_ack_monitor_endpoint);
             acks->socket.bind(options.ack_bind_uri);
         } catch (const zmq::error_t &e) {
             spdlog::critical("cannot publish acknowledgements on {}: {}", options.ack_bind_uri, e.what());
@@ -247,19 +277,27 @@ int serve(Collector &collector, const ListenOptions &options)
     int64_t last_tick = monotonic_ns();
     int64_t last_stats_log = last_tick;
     for (;;) {
-        zmq::pollitem_t items[] = {{socket.handle(), 0, ZMQ_POLLIN, 0},
-                                   {nullptr, sfd, ZMQ_POLLIN, 0},
-                                   {monitor.handle(), 0, ZMQ_POLLIN, 0},
-                                   {security ? security->socket.handle() : nullptr, -1, ZMQ_POLLIN, 0}};
+        // The sockets that may be absent go last, so that the count leaves them out.
+        zmq::pollitem_t items[5] = {
+            {socket.handle(), 0, ZMQ_POLLIN, 0}, {nullptr, sfd, ZMQ_POLLIN, 0}, {monitor.handle(), 0, ZMQ_POLLIN, 0}};
+        size_t count = 3;
+        const size_t ack_item = acks ? count++ : 0;
+        if (acks)
+            items[ack_item] = {acks->monitor.handle(), 0, ZMQ_POLLIN, 0};
+        const size_t zap_item = security ? count++ : 0;
+        if (security)
+            items[zap_item] = {security->socket.handle(), 0, ZMQ_POLLIN, 0};
         try {
-            zmq::poll(items, security ? 4 : 3, std::chrono::milliseconds(200));
+            zmq::poll(items, count, std::chrono::milliseconds(200));
         } catch (const zmq::error_t &e) {
             if (e.num() != EINTR)
                 spdlog::error("poll: {}", e.what());
         }
         if (items[2].revents & ZMQ_POLLIN)
-            read_monitor(monitor, guard, cut_log);
-        if (security && (items[3].revents & ZMQ_POLLIN))
+            read_monitor(monitor, guard, cut_log, false);
+        if (acks && (items[ack_item].revents & ZMQ_POLLIN))
+            read_monitor(acks->monitor, acks->guard, cut_log, true);
+        if (security && (items[zap_item].revents & ZMQ_POLLIN))
             answer_zap(*security);
         // Bounded, so that ticks, handshakes and signals are still seen under load.
         if (items[0].revents & ZMQ_POLLIN)
@@ -301,7 +339,8 @@ int serve(Collector &collector, const ListenOptions &options)
             acks->publish(collector);
         if (now - last_stats_log >= int64_t{60} * 1'000'000'000) {
             spdlog::info("{}; {}{}", collector.stats().to_string(),
-                         connection_summary(guard, security ? &*security : nullptr), collector.sinks_text());
+                         connection_summary(guard, acks ? &*acks : nullptr, security ? &*security : nullptr),
+                         collector.sinks_text());
             last_stats_log = now;
         }
     }
@@ -322,9 +361,12 @@ int serve(Collector &collector, const ListenOptions &options)
     if (acks)
         acks->publish(collector);  // what the last flushes stored (the socket lingers 200 ms)
     zmq_socket_monitor(socket.handle(), nullptr, 0);
+    if (acks)
+        zmq_socket_monitor(acks->socket.handle(), nullptr, 0);
     ::close(sfd);
     spdlog::info("stopped: {}; {}{}", collector.stats().to_string(),
-                 connection_summary(guard, security ? &*security : nullptr), collector.sinks_text());
+                 connection_summary(guard, acks ? &*acks : nullptr, security ? &*security : nullptr),
+                 collector.sinks_text());
     return 0;
 }
 

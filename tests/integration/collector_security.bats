@@ -247,7 +247,7 @@ vm_hwm() { awk '/^VmHWM/ { printf "%d\n", $2 / 1024 }' "/proc/$1/status"; }
     --hdf5-dir "$OUT" --max-open-files 32 --idle-timeout 2 --flush-interval 0.2 -v 2>>"$LOG" &
   COLLECTOR_PID=$!
   wait_for_log "listening on"
-  grep -q "max-connections 16384 does not fit the descriptor limit 512 (with --max-open-files 32): using 416" "$LOG"
+  grep -q "max-connections 16384 does not fit the descriptor limit 512 (with --max-open-files 32, for each of the two sockets): using 208" "$LOG"
   # Raw TCP connections that never send a greeting (dropped by the
   # handshake timeout), and ZeroMQ connections that never send a message
   # (beyond max-connections: cut at once; the others after --idle-timeout).
@@ -270,9 +270,35 @@ vm_hwm() { awk '/^VmHWM/ { printf "%d\n", $2 / 1024 }' "/proc/$1/status"; }
   stats=$(stop_collector)
   echo "$stats"
   [[ "$stats" =~ cut\ ([0-9]+)\ over\ the\ limit\ and\ ([0-9]+)\ idle\;\ ([0-9]+)\ failed ]]
-  [ "${BASH_REMATCH[1]}" -gt 0 ]   # beyond 416: connections that never sent a message made room
+  [ "${BASH_REMATCH[1]}" -gt 0 ]   # beyond 208: connections that never sent a message made room
   [ "${BASH_REMATCH[2]}" -ge 5 ]   # idle for 2 s
   [ "${BASH_REMATCH[3]}" -gt 0 ]   # raw connections without a greeting
+}
+
+@test "subscribers that fill the acknowledgement socket are cut: the files and the receiving socket keep their descriptors" {
+  # Without a limit of its own, 1,000 SUB connections to the acknowledgement
+  # socket took the descriptors the job's file and the senders need.
+  ACK_URI="tcp://127.0.0.1:$(free_port)"
+  prlimit --nofile=512:512 "$COLMET_BIN/colmet-collector" --config /dev/null --allow-root --zeromq-bind-uri "$URI" \
+    --ack-bind-uri "$ACK_URI" --hdf5-dir "$OUT" --max-open-files 32 --flush-interval 0.2 -v 2>>"$LOG" &
+  COLLECTOR_PID=$!
+  wait_for_log "listening on"
+  grep -q "(with --max-open-files 32, for each of the two sockets): using 208" "$LOG"
+  as_mallory prlimit --nofile=4096:4096 "$MALLORY_BIN/colmet-forge" --uri "$ACK_URI" --idle-sub 1000 --hold 20 \
+    > "$BATS_TEST_TMPDIR/idle-sub.out" &
+  for _ in $(seq 100); do [ -s "$BATS_TEST_TMPDIR/idle-sub.out" ] && break; sleep 0.1; done
+  wait_for_log "connections are open to the acknowledgement socket (max-connections): cutting the new one" 30
+  forge --host node042 --job real --kind job_start
+  forge --host node042 --job real --kind sample --seq 2
+  for _ in $(seq 200); do [ -f "$OUT/real.h5" ] && break; sleep 0.1; done
+  [ -f "$OUT/real.h5" ]
+  pkill -9 -u "$MALLORY" 2>/dev/null || true
+  stats=$(stop_collector)
+  echo "$stats"
+  [[ "$stats" =~ acknowledgement\ subscribers:\ ([0-9]+)\ open,\ ([0-9]+)\ accepted,\ ([0-9]+)\ cut\ over\ the\ limit ]]
+  [ "${BASH_REMATCH[2]}" -ge 1000 ]  # every subscriber was accepted, then...
+  [ "${BASH_REMATCH[3]}" -ge 792 ]   # ...those beyond 208 were cut at once
+  [ "$(h5 "$OUT/real.h5" 'sorted(f["hosts"])')" = "['node042']" ]
 }
 
 @test "colmet-job start (as the OAR and Slurm hooks call it) gives the sampler the node's keys from colmet.conf" {

@@ -10,6 +10,7 @@
 //   colmet-forge --uri ... --raw-bytes 15000000 --count 60
 //   colmet-forge --uri ... --idle-connections 3000 --hold 20      # raw TCP, no greeting
 //   colmet-forge --uri ... --idle-zmq 1000 --hold 20              # ZeroMQ connections, no message
+//   colmet-forge --uri ... --idle-sub 1000 --hold 20              # SUB connections (acknowledgement socket)
 //   colmet-forge --uri ... --probe                               # prints "sent <realtime ns>"
 #include "auth/CurveKeys.hpp"
 #include "common/clock.hpp"
@@ -40,7 +41,7 @@ struct Options {
     long count = 1, jobs = 0, backends = 1, metrics = 4;
     unsigned long long seq = 0, dropped = 0;
     double value = 1, time_offset_s = 0, hold_s = 0, period_s = 1;
-    long raw_bytes = -1, idle_connections = 0, idle_zmq = 0;
+    long raw_bytes = -1, idle_connections = 0, idle_zmq = 0, idle_sub = 0;
     int linger_ms = 30000;  // how long to wait at exit for the collector to take what is queued
     std::vector<std::pair<std::string, std::string>> meta;
 };
@@ -101,6 +102,8 @@ Options parse(int argc, char **argv)
             o.hold_s = std::stod(next());
         else if (a == "--idle-zmq")
             o.idle_zmq = std::stol(next());
+        else if (a == "--idle-sub")
+            o.idle_sub = std::stol(next());
         else if (a == "--linger")
             o.linger_ms = std::stoi(next());
         else if (a == "--meta") {
@@ -178,15 +181,20 @@ static int run(int argc, char **argv)
         return hold_idle(o);
 
     zmq::context_t ctx(1);
-    if (o.idle_zmq > 0) {
-        ctx.set(zmq::ctxopt::max_sockets, static_cast<int>(o.idle_zmq) + 16);
+    if (o.idle_zmq > 0 || o.idle_sub > 0) {
+        // PUSH connections that never send, or SUB connections (to every
+        // acknowledgement) that only listen.
+        const long n = o.idle_zmq > 0 ? o.idle_zmq : o.idle_sub;
+        ctx.set(zmq::ctxopt::max_sockets, static_cast<int>(n) + 16);
         std::vector<zmq::socket_t> sockets;
-        for (long i = 0; i < o.idle_zmq; ++i) {
-            sockets.emplace_back(ctx, zmq::socket_type::push);
+        for (long i = 0; i < n; ++i) {
+            sockets.emplace_back(ctx, o.idle_zmq > 0 ? zmq::socket_type::push : zmq::socket_type::sub);
             sockets.back().set(zmq::sockopt::linger, 0);
+            if (o.idle_sub > 0)
+                sockets.back().set(zmq::sockopt::subscribe, "");
             sockets.back().connect(o.uri);
         }
-        std::printf("holding %ld ZeroMQ connections\n", o.idle_zmq);
+        std::printf("holding %ld ZeroMQ connections\n", n);
         std::fflush(stdout);
         std::this_thread::sleep_for(std::chrono::duration<double>(o.hold_s));
         return 0;
