@@ -10,6 +10,21 @@
 namespace colmet::collector::tsdb {
 namespace {
 
+// The labels of a point in name order (both protocols keep it): __name__,
+// cluster, event, host, job_id, user. A message's points share all but the
+// name and event: encoded once by `append(out, key, value)`, into the part
+// before event and the part after it.
+template <typename Append>
+void encode_shared_labels(const Labels &l, std::string &before_event, std::string &after_event, Append append)
+{
+    before_event.clear();
+    after_event.clear();
+    append(before_event, "cluster", l.cluster);
+    append(after_event, "host", l.host);
+    append(after_event, "job_id", l.job_id);
+    append(after_event, "user", l.user);
+}
+
 // Remote write's WriteRequest, written straight as protobuf bytes: one
 // TimeSeries (labels, one Sample) per point. The message has four types and
 // six fields, and libprotobuf's object model cost 0.38 us a point here
@@ -18,18 +33,8 @@ namespace {
 // libprotobuf writes (tests/unit/tsdb decodes them with it).
 class RemoteWriteEncoder final : public Encoder {
 public:
-    void labels(const Labels &l) override
-    {
-        // Sorted by name, as remote write requires: __name__, cluster,
-        // event, host, job_id, user. Only __name__ and event vary between
-        // the points of a message; the others' bytes are made here.
-        m_cluster_bytes.clear();
-        m_other_bytes.clear();
-        append_label(m_cluster_bytes, "cluster", l.cluster);
-        append_label(m_other_bytes, "host", l.host);
-        append_label(m_other_bytes, "job_id", l.job_id);
-        append_label(m_other_bytes, "user", l.user);
-    }
+    // Remote write requires the labels sorted by name.
+    void labels(const Labels &l) override { encode_shared_labels(l, m_cluster_bytes, m_other_bytes, append_label); }
 
     void add(const SeriesName &name, double value, int64_t time_ns) override
     {
@@ -214,18 +219,8 @@ private:
 
 class InfluxEncoder final : public Encoder {
 public:
-    void labels(const Labels &l) override
-    {
-        // Tags in key order (what InfluxDB recommends): cluster, event,
-        // host, job_id, user; all but event are the same for a message's
-        // points, escaped here once.
-        m_cluster_tags.clear();
-        m_other_tags.clear();
-        tag(m_cluster_tags, "cluster", l.cluster);
-        tag(m_other_tags, "host", l.host);
-        tag(m_other_tags, "job_id", l.job_id);
-        tag(m_other_tags, "user", l.user);
-    }
+    // Tags in key order, as InfluxDB recommends; escaped once per message.
+    void labels(const Labels &l) override { encode_shared_labels(l, m_cluster_tags, m_other_tags, tag); }
 
     void add(const SeriesName &name, double value, int64_t time_ns) override
     {
