@@ -19,9 +19,21 @@ V1_CONTROLLERS = ("cpuacct", "cpu", "memory", "blkio", "pids", "cpuset")
 
 
 def free_port():
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
+    """A port that is free with its successor (the collector publishes its
+    acknowledgements on port + 1), as free_port in
+    tests/integration/shell_common.sh: odd ports only, so that two calls
+    never return a port and its successor."""
+    while True:
+        with socket.socket() as s, socket.socket() as t:
+            s.bind(("127.0.0.1", 0))
+            port = s.getsockname()[1]
+            if port % 2 == 0 or port >= 65534:
+                continue
+            try:
+                t.bind(("127.0.0.1", port + 1))
+            except OSError:
+                continue
+            return port
 
 
 def wait_until(predicate, timeout, step=0.05, what="condition"):

@@ -16,21 +16,6 @@ require_h5py() {
   "$PY" -c 'import h5py' 2>/dev/null || skip "python3-h5py is not installed for $PY"
 }
 
-# free_port: a port that is free with its successor (a collector's
-# acknowledgements go to port + 1). Linux hands out odd ports to bind(0),
-# and this keeps to them: two calls never return a port and its successor.
-free_port() {
-  "$PY" -c '
-import socket
-while True:
-    s = socket.socket(); s.bind(("127.0.0.1", 0)); p = s.getsockname()[1]
-    if p % 2 == 0 or p >= 65534: continue
-    t = socket.socket()
-    try: t.bind(("127.0.0.1", p + 1))
-    except OSError: continue
-    print(p); break'
-}
-
 cgroup_is_v2() { [ -e "$CGROOT/cgroup.controllers" ]; }
 
 # make_job_cgroup REL: create the job's cgroup like a scheduler would.

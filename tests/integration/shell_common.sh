@@ -1,5 +1,6 @@
-# Shell helpers shared by the bats tests (helpers.bash) and the OAR test
-# scripts (oar/oar_common.sh); sourced. The numeric checks need $PY.
+# Shell helpers shared by the bats tests (helpers.bash), the OAR test
+# scripts (oar/oar_common.sh) and the Slurm cluster test; sourced. The
+# numeric checks need $PY.
 
 # stop_pid PID [timeout_s]: SIGTERM and wait; SIGKILL after the timeout.
 stop_pid() {
@@ -82,4 +83,19 @@ rows = [t.match(l.strip()) for l in open(sys.argv[1])]
 rows = [m for m in rows if m][-2:]
 assert len(rows) == 2, "no bash times output"
 print("%.3f" % sum(60 * float(m.group(i)) + float(m.group(i + 1)) for m in rows for i in (1, 3)))' "$1"
+}
+
+# free_port: a port that is free with its successor (a collector's
+# acknowledgements go to port + 1). Linux hands out odd ports to bind(0),
+# and this keeps to them: two calls never return a port and its successor.
+free_port() {
+  "${PY:-/usr/bin/python3}" -c '
+import socket
+while True:
+    s = socket.socket(); s.bind(("127.0.0.1", 0)); p = s.getsockname()[1]
+    if p % 2 == 0 or p >= 65534: continue
+    t = socket.socket()
+    try: t.bind(("127.0.0.1", p + 1))
+    except OSError: continue
+    print(p); break'
 }

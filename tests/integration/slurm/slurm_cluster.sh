@@ -144,10 +144,6 @@ cleanup() {
 trap cleanup EXIT
 trap 'exit 130' INT TERM
 
-free_port() {
-    "$PY" -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])'
-}
-
 # --- the throw-away user, and what it runs from -------------------------------
 useradd -M -N -d "$T/work" -s /bin/bash "$TEST_USER" || { echo "useradd failed"; exit 1; }
 TEST_UID=$(id -u "$TEST_USER")
