@@ -27,6 +27,7 @@ constexpr const char *k_ack_monitor_endpoint = "inproc://colmet.collector.ack-mo
 // A subscription frame: a flag byte and the topic, a sender id (under 300
 // bytes); anything longer is refused by ZeroMQ before it takes memory.
 constexpr int64_t k_max_subscription_bytes = 1024;
+constexpr int k_ack_heartbeat_ms = 30'000;
 constexpr int64_t k_max_handshake_ms = 10'000;
 constexpr int k_handshake_failures =
     ZMQ_EVENT_HANDSHAKE_FAILED_NO_DETAIL | ZMQ_EVENT_HANDSHAKE_FAILED_PROTOCOL | ZMQ_EVENT_HANDSHAKE_FAILED_AUTH;
@@ -92,15 +93,12 @@ void read_monitor(zmq::socket_t &monitor, ConnectionGuard &guard, log::RateLimit
                 if (cut_log.allow(&suppressed))
                     spdlog::warn("{} connections are open{} (max-connections): cutting {}{}",
                                  guard.limits().max_connections, subscribers ? " to the acknowledgement socket" : "",
-                                 cut == fd ? "the new one" : "the oldest that never carried a message",
+                                 cut == fd     ? "the new one"
+                                 : subscribers ? "the oldest still in its handshake"
+                                               : "the oldest that never carried a message",
                                  suppressed ? " (" + std::to_string(suppressed) + " more cut, not logged)" : "");
                 ::shutdown(cut, SHUT_RDWR);
             }
-            // A subscriber counts as carrying messages from the start: at
-            // the limit the new connection is cut, never a sampler's
-            // established one, and none is ever cut as idle.
-            if (subscribers && cut != fd)
-                guard.message_from(fd, now);
         } else if (kind == ZMQ_EVENT_DISCONNECTED || kind == ZMQ_EVENT_CLOSED) {
             guard.closed(fd);
         } else if (kind & k_handshake_failures) {
@@ -114,7 +112,11 @@ void read_monitor(zmq::socket_t &monitor, ConnectionGuard &guard, log::RateLimit
 // and its sampler sends again what it missed (the collector then answers
 // the duplicates). Its connections are kept within max-connections by a
 // guard of their own, so that subscribers cannot use up the descriptors
-// the receiving socket and the HDF5 files need.
+// the receiving socket and the HDF5 files need. A subscriber never sends:
+// it is protected once it outlived the handshake time (so its handshake,
+// CURVE included, succeeded); at the limit a connection still in its
+// handshake makes room first, then the new one is cut. None is cut as
+// idle: ZeroMQ's heartbeats close the connections of dead peers.
 struct AckPublisher {
     zmq::socket_t socket;
     ConnectionGuard guard;
@@ -177,6 +179,9 @@ int serve(Collector &collector, const ListenOptions &options)
         security->socket.bind(k_zap_endpoint);
     }
 
+    // A connection that never completes its greeting holds a descriptor:
+    // ZeroMQ closes it after this long.
+    const int64_t handshake_ms = std::min(k_max_handshake_ms, options.connections.idle_timeout_ns / 1'000'000);
     zmq::socket_t socket(ctx, zmq::socket_type::pull);
     ConnectionGuard guard(options.connections);
     log::RateLimiter cut_log{10, std::chrono::seconds(60)};
@@ -188,8 +193,7 @@ int serve(Collector &collector, const ListenOptions &options)
         // before it is received whole: the peer is disconnected.
         socket.set(zmq::sockopt::maxmsgsize, static_cast<int64_t>(wire::k_max_message_bytes));
         // A connection that never completes its greeting holds a descriptor.
-        socket.set(zmq::sockopt::handshake_ivl,
-                   static_cast<int>(std::min(k_max_handshake_ms, options.connections.idle_timeout_ns / 1'000'000)));
+        socket.set(zmq::sockopt::handshake_ivl, static_cast<int>(handshake_ms));
         if (security) {
             socket.set(zmq::sockopt::curve_server, true);
             socket.set(zmq::sockopt::curve_secretkey, secret_key);
@@ -216,9 +220,11 @@ int serve(Collector &collector, const ListenOptions &options)
             acks->socket.set(zmq::sockopt::linger, 200);
             acks->socket.set(zmq::sockopt::sndhwm, 10000);
             acks->socket.set(zmq::sockopt::maxmsgsize, k_max_subscription_bytes);
-            acks->socket.set(
-                zmq::sockopt::handshake_ivl,
-                static_cast<int>(std::min(k_max_handshake_ms, options.connections.idle_timeout_ns / 1'000'000)));
+            // A node that died (power, panic, partition) leaves no FIN: a PUB
+            // never notices it without a ping its peer must answer.
+            acks->socket.set(zmq::sockopt::heartbeat_ivl, k_ack_heartbeat_ms);
+            acks->socket.set(zmq::sockopt::heartbeat_timeout, 3 * k_ack_heartbeat_ms);
+            acks->socket.set(zmq::sockopt::handshake_ivl, static_cast<int>(handshake_ms));
             if (security) {
                 acks->socket.set(zmq::sockopt::curve_server, true);
                 acks->socket.set(zmq::sockopt::curve_secretkey, secret_key);
@@ -333,6 +339,8 @@ int serve(Collector &collector, const ListenOptions &options)
             collector.tick(now);
             for (int fd : guard.idle(now))
                 ::shutdown(fd, SHUT_RDWR);
+            if (acks)  // subscribers past their handshake
+                acks->guard.protect_older_than(now - (handshake_ms + 1000) * 1'000'000);
             last_tick = now;
         }
         if (acks)

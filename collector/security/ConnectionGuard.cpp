@@ -32,6 +32,13 @@ void ConnectionGuard::message_from(int fd, int64_t now_ns)
         it->second = {now_ns, true};
 }
 
+void ConnectionGuard::protect_older_than(int64_t cutoff_ns)
+{
+    for (auto &[fd, c] : m_connections)
+        if (!c.carried_message && c.last_activity_ns < cutoff_ns)
+            c.carried_message = true;
+}
+
 std::vector<int> ConnectionGuard::idle(int64_t now_ns)
 {
     std::vector<int> cut;

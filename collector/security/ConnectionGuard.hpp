@@ -45,6 +45,10 @@ public:
     void message_from(int fd, int64_t now_ns);
     // Connections idle for idle_timeout; they are forgotten here.
     std::vector<int> idle(int64_t now_ns);
+    // Count the connections accepted before cutoff_ns as carrying messages
+    // (the acknowledgement socket's subscribers, which never send one, once
+    // they outlived the handshake time: their handshake succeeded).
+    void protect_older_than(int64_t cutoff_ns);
 
     size_t open() const { return m_connections.size(); }
     const ConnectionStats &stats() const { return m_stats; }

@@ -22,18 +22,20 @@ def free_port():
     """A port that is free with its successor (the collector publishes its
     acknowledgements on port + 1), as free_port in
     tests/integration/shell_common.sh: odd ports only, so that two calls
-    never return a port and its successor."""
-    while True:
+    never return a port and its successor; bind(0) first, then odd ports
+    from 20001 in turn."""
+    for wanted in [0] * 200 + list(range(20001, 32767, 2)):
         with socket.socket() as s, socket.socket() as t:
-            s.bind(("127.0.0.1", 0))
-            port = s.getsockname()[1]
-            if port % 2 == 0 or port >= 65534:
-                continue
             try:
+                s.bind(("127.0.0.1", wanted))
+                port = s.getsockname()[1]
+                if port % 2 == 0 or port >= 65534:
+                    continue
                 t.bind(("127.0.0.1", port + 1))
+                return port
             except OSError:
                 continue
-            return port
+    raise AssertionError("no free pair of ports")
 
 
 def wait_until(predicate, timeout, step=0.05, what="condition"):

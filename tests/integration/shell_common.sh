@@ -86,16 +86,22 @@ print("%.3f" % sum(60 * float(m.group(i)) + float(m.group(i + 1)) for m in rows 
 }
 
 # free_port: a port that is free with its successor (a collector's
-# acknowledgements go to port + 1). Linux hands out odd ports to bind(0),
-# and this keeps to them: two calls never return a port and its successor.
+# acknowledgements go to port + 1), and odd, so that two calls never return
+# a port and its successor. Linux hands out ports of one parity to bind(0)
+# (odd with the usual 32768 low end); after 200 tries, odd ports from 20001
+# are tried in turn.
 free_port() {
   "${PY:-/usr/bin/python3}" -c '
-import socket
-while True:
-    s = socket.socket(); s.bind(("127.0.0.1", 0)); p = s.getsockname()[1]
-    if p % 2 == 0 or p >= 65534: continue
-    t = socket.socket()
-    try: t.bind(("127.0.0.1", p + 1))
-    except OSError: continue
-    print(p); break'
+import socket, sys
+def pair(p):
+    with socket.socket() as s, socket.socket() as t:
+        try:
+            s.bind(("127.0.0.1", p)); p = s.getsockname()[1]
+            if p % 2 == 0 or p >= 65534: return None
+            t.bind(("127.0.0.1", p + 1)); return p
+        except OSError: return None
+for p in [0] * 200 + list(range(20001, 32767, 2)):
+    found = pair(p)
+    if found: print(found); sys.exit(0)
+sys.exit("free_port: no free pair of ports")'
 }

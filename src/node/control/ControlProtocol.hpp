@@ -106,7 +106,9 @@ public:
 
     // How many more bytes this frame needs (0 once complete or bad).
     size_t wanted() const;
-    // Append bytes (at most wanted() of them are used); returns the status.
+    // Append bytes: those of this frame are used, never one past its end
+    // (callers that read a socket ask for wanted() bytes at a time, so as
+    // not to take the next frame's); returns the status.
     Status feed(std::string_view bytes);
     Status status() const { return m_status; }
     // The declared body length (valid once the header is in).

@@ -54,6 +54,9 @@ TEST(CurveKeys, z85_checks_length_and_alphabet)
     EXPECT_FALSE(is_z85_key(pair->public_key.substr(1)));
     EXPECT_FALSE(is_z85_key(pair->public_key + "0"));
     EXPECT_FALSE(is_z85_key(std::string(40, ' ')));  // not in Z85's alphabet
+    std::string cut = pair->public_key;              // a NUL would end ZeroMQ's C string after 5 characters
+    cut[5] = '\0';
+    EXPECT_FALSE(is_z85_key(cut));
     EXPECT_FALSE(is_z85_key(""));
     EXPECT_EQ(z85_of("short"), "");
     EXPECT_EQ(z85_of(std::string(32, '\0')).size(), k_z85_key_length);

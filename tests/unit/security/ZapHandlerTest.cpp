@@ -112,6 +112,21 @@ TEST(ConnectionGuard, beyond_the_limit_the_oldest_connection_without_a_message_m
     EXPECT_EQ(guard.stats().over_limit, 2u);
 }
 
+TEST(ConnectionGuard, subscribers_past_their_handshake_are_kept_and_newer_ones_make_room_first)
+{
+    ConnectionGuard guard({.max_connections = 2, .idle_timeout_ns = 100});
+    EXPECT_EQ(guard.accepted(10, 0), -1);
+    guard.protect_older_than(5);           // 10 outlived its handshake
+    EXPECT_EQ(guard.accepted(11, 6), -1);  // 11 is still in its handshake
+    EXPECT_EQ(guard.accepted(12, 7), 11);  // so 11 makes room, never 10
+    guard.protect_older_than(7);           // 12 at 7 is not older than 7
+    EXPECT_EQ(guard.accepted(13, 8), 12);
+    guard.protect_older_than(9);
+    EXPECT_EQ(guard.accepted(14, 10), 14);  // both past their handshake: the new one is cut
+    EXPECT_EQ(guard.open(), 2u);
+    EXPECT_EQ(guard.stats().over_limit, 3u);
+}
+
 TEST(ConnectionGuard, cuts_connections_idle_for_the_timeout)
 {
     ConnectionGuard guard({.max_connections = 10, .idle_timeout_ns = 100});
