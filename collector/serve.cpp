@@ -192,7 +192,6 @@ int serve(Collector &collector, const ListenOptions &options)
         // A frame above the protocol's limit is refused by ZeroMQ itself,
         // before it is received whole: the peer is disconnected.
         socket.set(zmq::sockopt::maxmsgsize, static_cast<int64_t>(wire::k_max_message_bytes));
-        // A connection that never completes its greeting holds a descriptor.
         socket.set(zmq::sockopt::handshake_ivl, static_cast<int>(handshake_ms));
         if (security) {
             socket.set(zmq::sockopt::curve_server, true);

@@ -47,8 +47,6 @@ std::vector<std::pair<size_t, std::string_view>> meaningful_lines(std::string_vi
 bool is_z85_key(std::string_view text)
 {
     // zmq_z85_decode reads a C string: a NUL inside would end the key early.
-    static constexpr std::string_view k_z85_alphabet =
-        "0123456789abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ.-:+=^!/*?&<>()[]{}@%$#";
     if (text.size() != k_z85_key_length || text.find_first_not_of(k_z85_alphabet) != std::string_view::npos)
         return false;
     std::string copy(text);

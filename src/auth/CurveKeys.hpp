@@ -22,6 +22,9 @@
 namespace colmet::auth {
 
 inline constexpr size_t k_z85_key_length = 40;
+// The characters of Z85 (ZeroMQ's RFC 32).
+inline constexpr std::string_view k_z85_alphabet =
+    "0123456789abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ.-:+=^!/*?&<>()[]{}@%$#";
 
 struct KeyPair {
     std::string public_key;  // Z85

@@ -18,10 +18,7 @@ namespace {
 // ZeroMQ reads it as a C string).
 bool z85_text(std::string_view key)
 {
-    return key.size() == k_z85_key_length &&
-           key.find_first_not_of(
-               "0123456789abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ.-:+=^!/*?&<>()[]{}@%$#") ==
-               std::string_view::npos;
+    return key.size() == k_z85_key_length && key.find_first_not_of(k_z85_alphabet) == std::string_view::npos;
 }
 
 }  // namespace
