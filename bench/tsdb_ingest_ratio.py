@@ -64,6 +64,11 @@ def main() -> int:
         alone = statistics.median(b[key] for b in runs["0"])
         both = statistics.median(b[key] for b in runs["1"])
         print(f"{label:<14} {alone / 1000:>11.1f} {both / 1000:>36.1f} {alone / both:>5.2f}x")
+    # The single runs' spread: on a VM it is wide, which is why medians.
+    for label, key in FIGURES:
+        spread = [f"{min(b[key] for b in runs[c]) / 1000:.1f}-{max(b[key] for b in runs[c]) / 1000:.1f}"
+                  for c in ("0", "1")]
+        print(f"{label:<14} single runs: {spread[0]} / {spread[1]}")
     return 0
 
 

@@ -1,8 +1,12 @@
-// libFuzzer target for the collector's path from frames to HDF5 files:
-// sequences of messages, not single frames. The input is a sequence of
-// records (SinkInput.hpp): each frame goes through Collector::handle_frame
-// (decoding, admission checks, sequence tracking) into an Hdf5Sink, and the
-// records' control bits drive tick() (flushes, idle closes) and flush_all().
+// libFuzzer target for the collector's path from frames to HDF5 files and
+// time-series request bodies: sequences of messages, not single frames. The
+// input is a sequence of records (SinkInput.hpp): each frame goes through
+// Collector::handle_frame (decoding, admission checks, sequence tracking)
+// into an Hdf5Sink and a TsdbSink, and the records' control bits drive
+// tick() (flushes, idle closes) and flush_all(). Every request body the
+// TsdbSink makes is checked: remote write must be a valid snappy block of
+// exactly as many TimeSeries as points, line protocol exactly one line a
+// point (the protocols alternate at each reset).
 // The collector's clock advances 10 ms per frame. Crashes, leaks, sanitizer
 // reports or timeouts are bugs.
 //
@@ -21,7 +25,9 @@
 #include "SinkInput.hpp"
 #include "collector/Collector.hpp"
 #include "collector/sinks/hdf5/Hdf5Sink.hpp"
+#include "collector/sinks/tsdb/TsdbSink.hpp"
 
+#include <snappy.h>
 #include <spdlog/spdlog.h>
 
 #include <algorithm>
@@ -49,7 +55,55 @@ struct Harness {
     int64_t now_ns = k_start_ns;
     unsigned inputs = 0;
     unsigned reset_every = k_reset_every;
+    unsigned resets = 0;
 };
+
+// Remote write's body, uncompressed: WriteRequest.timeseries fields (tag 1,
+// length-delimited) back to back, and nothing else. Returns their count.
+uint64_t count_timeseries(const std::string &raw)
+{
+    uint64_t count = 0;
+    for (size_t at = 0; at < raw.size(); ++count) {
+        if (raw[at++] != 0x0a)
+            return UINT64_MAX;
+        uint64_t length = 0;
+        for (int shift = 0;; shift += 7) {
+            if (at >= raw.size() || shift > 63)
+                return UINT64_MAX;
+            const auto byte = static_cast<unsigned char>(raw[at++]);
+            length |= uint64_t{byte & 0x7fu} << shift;
+            if ((byte & 0x80) == 0)
+                break;
+        }
+        if (length > raw.size() - at)
+            return UINT64_MAX;
+        at += length;
+    }
+    return count;
+}
+
+void check_body(collector::tsdb::Protocol protocol, const std::string &body, uint64_t points)
+{
+    uint64_t found = 0;
+    if (protocol == collector::tsdb::Protocol::remote_write) {
+        std::string raw;
+        if (!snappy::Uncompress(body.data(), body.size(), &raw)) {
+            std::fprintf(stderr, "fuzz_sink: a remote write body is not a valid snappy block\n");
+            std::abort();
+        }
+        found = count_timeseries(raw);
+    } else {
+        found = static_cast<uint64_t>(std::count(body.begin(), body.end(), '\n'));
+        if (!body.empty() && body.back() != '\n')
+            found = UINT64_MAX;
+    }
+    if (found != points) {
+        std::fprintf(stderr, "fuzz_sink: a %s body holds %llu points, not %llu\n",
+                     collector::tsdb::protocol_name(protocol), static_cast<unsigned long long>(found),
+                     static_cast<unsigned long long>(points));
+        std::abort();
+    }
+}
 
 // Only job files (and corrupt ones set aside) may appear in the directory.
 void check_and_empty(const fs::path &dir)
@@ -86,6 +140,14 @@ void reset(Harness &h)
     }
     std::vector<std::unique_ptr<collector::Sink>> sinks;
     sinks.push_back(std::move(*sink));
+    collector::tsdb::TsdbOptions tsdb;
+    tsdb.protocol = h.resets++ % 2 == 0 ? collector::tsdb::Protocol::remote_write : collector::tsdb::Protocol::influx;
+    tsdb.cluster = "fuzz";
+    tsdb.batch_points = 200;  // several batches within one input
+    sinks.push_back(collector::tsdb::TsdbSink::with_submit(
+        tsdb, [protocol = tsdb.protocol](const std::string &body, uint64_t points) {
+            check_body(protocol, body, points);
+        }));
     h.collector =
         std::make_unique<collector::Collector>(std::move(sinks), collector::AdmissionLimits{.max_clock_skew_s = 0});
     h.now_ns = k_start_ns;

@@ -30,6 +30,23 @@ struct Labels {
     std::string_view user;
 };
 
+// A series' name in an encoder's own form (remote write: its label
+// fields; line protocol: escaped), made once by prepare() and kept by the
+// caller for the points of that series, as TsdbSink keeps one for each
+// metric of a message's layout: its bytes are then copied, not made, at
+// every point, and remote write refers back to where it last wrote them
+// instead of writing them again.
+struct PreparedSeries {
+    std::string name;   // remote write: the __name__ label; line protocol: the measurement
+    std::string event;  // remote write: the event label; line protocol: ",event=..."; empty: none
+    std::string field;  // line protocol: " <field>="
+    // Remote write: the batch that last held these bytes (batch numbers are
+    // never reused, by any encoder), and where in its uncompressed body.
+    uint64_t batch = 0;
+    uint64_t name_at = 0;
+    uint64_t event_at = 0;
+};
+
 class Encoder {
 public:
     virtual ~Encoder() = default;
@@ -37,9 +54,16 @@ public:
     // once (a message's points share them), and copied: `labels` need not
     // outlive the call.
     virtual void labels(const Labels &labels) = 0;
+    virtual PreparedSeries prepare(const SeriesName &name) const = 0;
     // A finite value (the caller skips NaN and infinities), with the labels
-    // last given.
-    virtual void add(const SeriesName &name, double value, int64_t time_ns) = 0;
+    // last given. `series` is from this encoder's prepare().
+    virtual void add(PreparedSeries &series, double value, int64_t time_ns) = 0;
+    // The same, for a series met once (its name is prepared for this point).
+    void add(const SeriesName &name, double value, int64_t time_ns)
+    {
+        PreparedSeries series = prepare(name);
+        add(series, value, time_ns);
+    }
     virtual size_t points() const = 0;
     // The request body of every point added since the last take(), which
     // starts a new one.

@@ -35,18 +35,18 @@ std::unique_ptr<TsdbSink> TsdbSink::with_submit(TsdbOptions options, Submit subm
 TsdbSink::TsdbSink(TsdbOptions options, std::unique_ptr<Encoder> encoder, std::unique_ptr<HttpSender> sender,
                    Submit submit)
     : m_options(std::move(options)), m_encoder(std::move(encoder)), m_sender(std::move(sender)),
-      m_submit(std::move(submit))
+      m_submit(std::move(submit)), m_host_cpus(m_encoder->prepare(SeriesName{"colmet_job", "host_cpus", {}}))
 {
 }
 
 TsdbSink::~TsdbSink() { close_all(); }
 
-const std::vector<SeriesName> &TsdbSink::names_of(const wire::BackendBlock &block)
+std::vector<PreparedSeries> &TsdbSink::names_of(const wire::BackendBlock &block)
 {
     if (!block.metrics_wire) {
         m_scratch.clear();
         for (const auto &m : block.metrics)
-            m_scratch.push_back(series_name(block.name, m));
+            m_scratch.push_back(m_encoder->prepare(series_name(block.name, m)));
         return m_scratch;
     }
     auto it = m_names.find(block.metrics_wire);
@@ -54,10 +54,10 @@ const std::vector<SeriesName> &TsdbSink::names_of(const wire::BackendBlock &bloc
         return it->second;
     if (m_names.size() >= k_max_name_sets)
         m_names.clear();
-    std::vector<SeriesName> names;
+    std::vector<PreparedSeries> names;
     names.reserve(block.metrics.size());
     for (const auto &m : block.metrics)
-        names.push_back(series_name(block.name, m));
+        names.push_back(m_encoder->prepare(series_name(block.name, m)));
     return m_names.insert_or_assign(block.metrics_wire, std::move(names)).first->second;
 }
 
@@ -84,15 +84,19 @@ void TsdbSink::consume(const wire::Message &msg, const Delivery &delivery) noexc
         // The job's CPUs on this host (its job_start's "cpus"), with every
         // message: what a dashboard divides the CPU use by.
         if (std::isfinite(host.cpus))
-            m_encoder->add(SeriesName{"colmet_job", "host_cpus", {}}, host.cpus, msg.time_ns);
+            m_encoder->add(m_host_cpus, host.cpus, msg.time_ns);
         for (const auto &block : msg.backends) {
             const bool node_scope = block.scope == wire::Scope::node;
             if (node_scope) {
                 // Every job on the node sends the node's values, read at
                 // nearly the same aligned times: one reading per half period.
                 const int64_t gap = static_cast<int64_t>(std::max(msg.period_s, 0.0) * 0.5e9);
-                auto [it, fresh] = m_node_times.try_emplace({msg.host, block.name}, msg.time_ns);
-                if (!fresh) {
+                m_node_key.assign(msg.host).push_back('\0');
+                m_node_key.append(block.name);
+                auto it = m_node_times.find(m_node_key);
+                if (it == m_node_times.end()) {
+                    m_node_times.emplace(m_node_key, msg.time_ns);
+                } else {
                     if (msg.time_ns <= it->second || msg.time_ns - it->second < gap)
                         continue;
                     it->second = msg.time_ns;
@@ -102,7 +106,7 @@ void TsdbSink::consume(const wire::Message &msg, const Delivery &delivery) noexc
                 m_encoder->labels(node_scope ? node_labels : job_labels);
                 labels_of_node = node_scope;
             }
-            const auto &names = names_of(block);
+            auto &names = names_of(block);
             const size_t n = std::min(names.size(), block.values.size());
             for (size_t i = 0; i < n; ++i)
                 if (std::isfinite(block.values[i]))

@@ -65,7 +65,7 @@ public:
 
 private:
     TsdbSink(TsdbOptions options, std::unique_ptr<Encoder> encoder, std::unique_ptr<HttpSender> sender, Submit submit);
-    const std::vector<SeriesName> &names_of(const wire::BackendBlock &block);
+    std::vector<PreparedSeries> &names_of(const wire::BackendBlock &block);
     void send_batch();
 
     struct JobInfo {
@@ -82,11 +82,14 @@ private:
     int64_t m_batch_started_ns = 0;  // CLOCK_MONOTONIC of the first point of the batch (0: empty)
     int64_t m_now_ns = 0;
     std::unordered_map<std::string, JobInfo> m_jobs;                      // the user of each job heard of
-    std::map<std::pair<std::string, std::string>, int64_t> m_node_times;  // (host, backend): last time written
-    // Series names by descriptor bytes (decoded messages share them); the
-    // key's shared_ptr keeps the bytes, so an address is never reused.
-    std::map<std::shared_ptr<const std::string>, std::vector<SeriesName>> m_names;
-    std::vector<SeriesName> m_scratch;  // names of a block built in memory
+    std::unordered_map<std::string, int64_t> m_node_times;  // "host\0backend": last time written
+    std::string m_node_key;                                 // its key, made without allocating
+    // Series names, prepared for the encoder, by descriptor bytes (decoded
+    // messages share them); the key's shared_ptr keeps the bytes, so an
+    // address is never reused.
+    std::map<std::shared_ptr<const std::string>, std::vector<PreparedSeries>> m_names;
+    std::vector<PreparedSeries> m_scratch;  // names of a block built in memory
+    PreparedSeries m_host_cpus;             // colmet_job_host_cpus
     int64_t m_last_cleanup_ns = 0;
     bool m_closed = false;
 };
