@@ -100,9 +100,21 @@ public:
         std::memcpy(&bits, &value, sizeof bits);
         for (int b = 0; b < 8; ++b)
             *p++ = static_cast<char>((bits >> (8 * b)) & 0xff);
-        *p++ = static_cast<char>(0x10);  // Sample.timestamp, varint
-        p = varint(p, static_cast<uint64_t>(ms));
-        m_out.literal_end(static_cast<size_t>(p - tail));
+        // Sample.timestamp, varint: the same as the point before's in a
+        // message, so most often a reference too.
+        const size_t time_size = 1 + varint_size(static_cast<uint64_t>(ms));
+        if (ms == m_time_ms && m_time_at != k_nowhere) {
+            m_out.literal_end(static_cast<size_t>(p - tail));
+            const uint64_t at = m_out.position();
+            m_out.copy(m_time_at, time_size);
+            m_time_at = at;
+        } else {
+            *p++ = static_cast<char>(0x10);
+            p = varint(p, static_cast<uint64_t>(ms));
+            m_out.literal_end(static_cast<size_t>(p - tail));
+            m_time_at = m_out.position() - time_size;
+            m_time_ms = ms;
+        }
         ++m_points;
     }
 
@@ -111,7 +123,7 @@ public:
     std::string take() override
     {
         m_batch = next_batch();
-        m_cluster_at = m_other_at = k_nowhere;
+        m_cluster_at = m_other_at = m_time_at = k_nowhere;
         m_points = 0;
         return m_out.take();
     }
@@ -191,6 +203,8 @@ private:
     std::string m_new_cluster, m_new_other;
     uint64_t m_cluster_at = k_nowhere;  // where the batch last holds them (uncompressed)
     uint64_t m_other_at = k_nowhere;
+    int64_t m_time_ms = 0;  // the last timestamp written, and where
+    uint64_t m_time_at = k_nowhere;
 
     SnappyWriter m_out;
     uint64_t m_batch = next_batch();

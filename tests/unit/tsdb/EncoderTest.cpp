@@ -126,7 +126,7 @@ TEST(EncoderTest, remote_write_batches_of_prepared_series_refer_back_and_read_ba
     }
     constexpr int k_messages = 3000;  // about 15,000 points, 2 MB of protobuf: offsets past 64 KiB too
     for (int batch = 0; batch < 3; ++batch) {
-        std::vector<std::tuple<std::string, std::string, std::string, double>> expected;  // name, event, host, value
+        std::vector<std::tuple<std::string, std::string, std::string, double, int64_t>> expected;  // name, event, host, value, ms
         for (int m = 0; m < k_messages; ++m) {
             const std::string host = "node" + std::to_string((m * 7) % 101) + ".example.org";
             const std::string job = std::to_string(m / 3);
@@ -136,8 +136,9 @@ TEST(EncoderTest, remote_write_batches_of_prepared_series_refer_back_and_read_ba
                 if ((m + static_cast<int>(i)) % 4 == 0)
                     continue;  // not every series in every message
                 const double value = m * 10.0 + static_cast<double>(i) + batch * 0.25;
-                e->add(names[i], value, k_t + int64_t{m} * 1'000'000);
-                expected.emplace_back(plain[i].full(), plain[i].event, host, value);
+                const int64_t ms = 1'700'000'000'123 + m / 2;  // two messages at a time, or one
+                e->add(names[i], value, ms * 1'000'000 + 999'999);
+                expected.emplace_back(plain[i].full(), plain[i].event, host, value, ms);
             }
         }
         const std::string body = e->take();
@@ -149,7 +150,7 @@ TEST(EncoderTest, remote_write_batches_of_prepared_series_refer_back_and_read_ba
         ASSERT_TRUE(req.ParseFromString(raw));
         ASSERT_EQ(req.timeseries_size(), static_cast<int>(expected.size()));
         for (int i = 0; i < req.timeseries_size(); ++i) {
-            const auto &[name, event, host, value] = expected[static_cast<size_t>(i)];
+            const auto &[name, event, host, value, ms] = expected[static_cast<size_t>(i)];
             const auto labels = labels_of(req.timeseries(i));
             ASSERT_GE(labels.size(), 2u);
             EXPECT_EQ(labels[0], std::make_pair(std::string("__name__"), name)) << i;
@@ -163,6 +164,7 @@ TEST(EncoderTest, remote_write_batches_of_prepared_series_refer_back_and_read_ba
             EXPECT_TRUE(std::is_sorted(labels.begin(), labels.end())) << i;
             ASSERT_EQ(req.timeseries(i).samples_size(), 1);
             EXPECT_EQ(req.timeseries(i).samples(0).value(), value);
+            EXPECT_EQ(req.timeseries(i).samples(0).timestamp(), ms);
         }
     }
 }
