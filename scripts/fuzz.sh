@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Run each libFuzzer target for a while (default 60 s each) on a copy of its
 # seed corpus: fuzz_decode (one frame into the wire decoder), fuzz_sink
-# (sequences of frames through the collector into HDF5 files), fuzz_control
+# (sequences of frames through the collector into HDF5 files and
+# time-series request bodies), fuzz_control
 # (control requests, answers, legacy configure messages and frames), then,
 # for half the time (their parsers are small), fuzz_spool (a node spool file
 # into its reader) and fuzz_keys (CURVE key files). Fails when a
@@ -39,7 +40,7 @@ run_fuzzer() {
 
 status=0
 run_fuzzer fuzz_decode tests/fuzz/corpus/decode 8192 "decoding random messages" || status=1
-run_fuzzer fuzz_sink tests/fuzz/corpus/sink 32768 "random message sequences into HDF5 files" || status=1
+run_fuzzer fuzz_sink tests/fuzz/corpus/sink 32768 "random message sequences into HDF5 files and time-series bodies" || status=1
 run_fuzzer fuzz_control tests/fuzz/corpus/control 8192 "random control messages and frames" || status=1
 run_fuzzer fuzz_spool tests/fuzz/corpus/spool 16384 "random spool files" $(( (seconds + 1) / 2 )) || status=1
 run_fuzzer fuzz_keys tests/fuzz/corpus/keys 4096 "random key files" $(( (seconds + 1) / 2 )) || status=1

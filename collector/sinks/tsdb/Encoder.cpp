@@ -42,10 +42,11 @@ uint64_t next_batch()
 // libprotobuf writes (tests/unit/tsdb decodes them with it).
 //
 // The bytes go straight into a snappy block (SnappyWriter.hpp): a point's
-// labels, the same as the point before's, and its name, the same as in the
-// message before, are written as references back to their last copy; its
-// length and sample are literal. About 30 bytes a point, snappy::Compress
-// makes about 13 of the same points, at several times the CPU.
+// labels and timestamp, the same as the point before's, and its name, the
+// same as in the message before, are written as references back to their
+// last copy; its length and value are literal. About 30 bytes a point,
+// where snappy::Compress makes about 14 of the benchmark's points (whose
+// values repeat) at several times the CPU (docs/performance.md).
 class RemoteWriteEncoder final : public Encoder {
 public:
     using Encoder::add;
