@@ -145,9 +145,8 @@ void reset(Harness &h)
     tsdb.cluster = "fuzz";
     tsdb.batch_points = 200;  // several batches within one input
     sinks.push_back(collector::tsdb::TsdbSink::with_submit(
-        tsdb, [protocol = tsdb.protocol](const std::string &body, uint64_t points) {
-            check_body(protocol, body, points);
-        }));
+        tsdb,
+        [protocol = tsdb.protocol](const std::string &body, uint64_t points) { check_body(protocol, body, points); }));
     h.collector =
         std::make_unique<collector::Collector>(std::move(sinks), collector::AdmissionLimits{.max_clock_skew_s = 0});
     h.now_ns = k_start_ns;

@@ -91,8 +91,8 @@ public:
             m_other_at = at + m_cluster.size();
         } else {
             put(m_cluster, m_cluster_at, m_cluster_at != k_nowhere);  // cluster,
-            put(s.event, s.event_at, written);                         // event,
-            put(m_other, m_other_at, m_other_at != k_nowhere);         // host, job_id, user
+            put(s.event, s.event_at, written);                        // event,
+            put(m_other, m_other_at, m_other_at != k_nowhere);        // host, job_id, user
         }
         char *tail = m_out.literal_space(32);
         char *p = tag_length(tail, 2, sample);  // TimeSeries.samples
@@ -193,7 +193,7 @@ private:
         const size_t old = out.size();
         out.resize(old + field_size(label_size(key.size(), value.size())));
         char *p = tag_length(out.data() + old, 1, label_size(key.size(), value.size()));  // TimeSeries.labels
-        p = tag_length(p, 1, key.size());                                                // Label.name
+        p = tag_length(p, 1, key.size());                                                 // Label.name
         p = copy(p, key);
         p = tag_length(p, 2, value.size());  // Label.value
         copy(p, value);

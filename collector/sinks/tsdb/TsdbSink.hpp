@@ -81,7 +81,7 @@ private:
     Submit m_submit;
     int64_t m_batch_started_ns = 0;  // CLOCK_MONOTONIC of the first point of the batch (0: empty)
     int64_t m_now_ns = 0;
-    std::unordered_map<std::string, JobInfo> m_jobs;                      // the user of each job heard of
+    std::unordered_map<std::string, JobInfo> m_jobs;        // the user of each job heard of
     std::unordered_map<std::string, int64_t> m_node_times;  // "host\0backend": last time written
     std::string m_node_key;                                 // its key, made without allocating
     // Series names, prepared for the encoder, by descriptor bytes (decoded

@@ -113,20 +113,20 @@ TEST(EncoderTest, remote_write_batches_of_prepared_series_refer_back_and_read_ba
     auto e = make_encoder(Protocol::remote_write);
     std::vector<PreparedSeries> names;
     std::vector<SeriesName> plain;
-    for (const auto &[backend, metric] :
-         std::vector<std::pair<std::string, wire::MetricDescriptor>>{
+    for (const auto &[backend, metric] : std::vector<std::pair<std::string, wire::MetricDescriptor>>{
              {"cgroup_cpu", {"usage", "s", wire::MetricKind::counter}},
              {"perfhw", {"instructions", "1", wire::MetricKind::counter}},
              {"perfhw", {"cycles", "1", wire::MetricKind::counter}},
              {"cgroup_memory", {"current", "B", wire::MetricKind::gauge}},
-             {"cgroup_memory", {"a_metric_name_long_enough_for_two_references_of_sixty_four", "B",
-                                wire::MetricKind::gauge}}}) {
+             {"cgroup_memory",
+              {"a_metric_name_long_enough_for_two_references_of_sixty_four", "B", wire::MetricKind::gauge}}}) {
         plain.push_back(series_name(backend, metric));
         names.push_back(e->prepare(plain.back()));
     }
     constexpr int k_messages = 3000;  // about 15,000 points, 2 MB of protobuf: offsets past 64 KiB too
     for (int batch = 0; batch < 3; ++batch) {
-        std::vector<std::tuple<std::string, std::string, std::string, double, int64_t>> expected;  // name, event, host, value, ms
+        std::vector<std::tuple<std::string, std::string, std::string, double, int64_t>>
+            expected;  // name, event, host, value, ms
         for (int m = 0; m < k_messages; ++m) {
             const std::string host = "node" + std::to_string((m * 7) % 101) + ".example.org";
             const std::string job = std::to_string(m / 3);
@@ -154,7 +154,8 @@ TEST(EncoderTest, remote_write_batches_of_prepared_series_refer_back_and_read_ba
             const auto labels = labels_of(req.timeseries(i));
             ASSERT_GE(labels.size(), 2u);
             EXPECT_EQ(labels[0], std::make_pair(std::string("__name__"), name)) << i;
-            EXPECT_EQ(std::find(labels.begin(), labels.end(), std::make_pair(std::string("host"), host)) != labels.end(),
+            EXPECT_EQ(std::find(labels.begin(), labels.end(), std::make_pair(std::string("host"), host)) !=
+                          labels.end(),
                       true)
                 << i;
             EXPECT_EQ(std::find(labels.begin(), labels.end(), std::make_pair(std::string("event"), event)) !=

@@ -24,7 +24,7 @@ std::string pattern(size_t n, unsigned seed)
 {
     std::string s(n, '\0');
     for (size_t i = 0; i < n; ++i)
-        s[i] = static_cast<char>((i * 131 + seed * 7 + i / 251) & 0xff);
+        s[i] = static_cast<char>((i * 131 + size_t{seed} * 7 + i / 251) & 0xff);
     return s;
 }
 
@@ -56,8 +56,8 @@ TEST(SnappyWriterTest, copies_of_every_length_and_offset_class)
     // Offsets under 2 KiB (the two-byte form for lengths 4 to 11), under
     // 64 KiB, and beyond; lengths around the 64 of one element and the 4
     // of the short form.
-    for (size_t offset : {size_t{1}, size_t{7}, size_t{2047}, size_t{2048}, size_t{65535}, size_t{65536},
-                          size_t{200000}}) {
+    for (size_t offset :
+         {size_t{1}, size_t{7}, size_t{2047}, size_t{2048}, size_t{65535}, size_t{65536}, size_t{200000}}) {
         for (size_t n : {size_t{1}, size_t{3}, size_t{4}, size_t{11}, size_t{12}, size_t{64}, size_t{65}, size_t{67},
                          size_t{68}, size_t{128}, size_t{1000}}) {
             if (n > offset)
