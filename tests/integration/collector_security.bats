@@ -30,8 +30,14 @@ setup() {
 teardown() {
   [ -n "${NODE_PID:-}" ] && kill -9 "$NODE_PID" 2>/dev/null || true
   [ -n "${COLLECTOR_PID:-}" ] && kill -9 "$COLLECTOR_PID" 2>/dev/null || true
+  # userdel refuses a user who still has a process: wait for the kills
+  # (they are asynchronous), or every run would leave a user behind.
   pkill -9 -u "$MALLORY" 2>/dev/null || true
-  userdel "$MALLORY" 2>/dev/null || true
+  for _ in $(seq 50); do
+    pgrep -u "$MALLORY" >/dev/null 2>&1 || break
+    sleep 0.1
+  done
+  userdel "$MALLORY" 2>/dev/null || userdel --force "$MALLORY" 2>/dev/null || true
   rm -rf "$MALLORY_BIN"
   [ -n "${REL:-}" ] && remove_job_cgroup "$REL"
   rmdir "$CGROOT"/*/colmet-test "$CGROOT/colmet-test" 2>/dev/null || true
@@ -284,8 +290,9 @@ vm_hwm() { awk '/^VmHWM/ { printf "%d\n", $2 / 1024 }' "/proc/$1/status"; }
   COLLECTOR_PID=$!
   wait_for_log "listening on"
   grep -q "(with --max-open-files 32, for each of the two sockets): using 208" "$LOG"
-  as_mallory prlimit --nofile=4096:4096 "$MALLORY_BIN/colmet-forge" --uri "$ACK_URI" --idle-sub 1000 --hold 20 \
+  as_mallory prlimit --nofile=4096:4096 "$MALLORY_BIN/colmet-forge" --uri "$ACK_URI" --idle-sub 1000 --hold 6 \
     > "$BATS_TEST_TMPDIR/idle-sub.out" &
+  FLOOD_PID=$!
   for _ in $(seq 100); do [ -s "$BATS_TEST_TMPDIR/idle-sub.out" ] && break; sleep 0.1; done
   # All made within the handshake time: the oldest still in it makes room.
   wait_for_log "connections are open to the acknowledgement socket (max-connections): cutting the oldest still in its handshake" 30
@@ -293,7 +300,9 @@ vm_hwm() { awk '/^VmHWM/ { printf "%d\n", $2 / 1024 }' "/proc/$1/status"; }
   forge --host node042 --job real --kind sample --seq 2
   for _ in $(seq 200); do [ -f "$OUT/real.h5" ] && break; sleep 0.1; done
   [ -f "$OUT/real.h5" ]
-  pkill -9 -u "$MALLORY" 2>/dev/null || true
+  # The flood runs its course (its connections are made asynchronously:
+  # killed as soon as the file appears, some were not even tried yet).
+  wait "$FLOOD_PID" || true
   stats=$(stop_collector)
   echo "$stats"
   [[ "$stats" =~ acknowledgement\ subscribers:\ ([0-9]+)\ open,\ ([0-9]+)\ accepted,\ ([0-9]+)\ cut\ over\ the\ limit ]]
