@@ -47,22 +47,7 @@ void SnappyWriter::copy_pieces(uint64_t offset, size_t n)
         size_t piece = std::min<size_t>(n, 64);
         if (n > 64 && n - 64 < 4)
             piece = 60;
-        char *p = m_data.get() + m_size;
-        if (piece >= 4 && piece <= 11 && offset < 2048) {
-            p[0] = static_cast<char>(((offset >> 8) << 5) | ((piece - 4) << 2) | 1);
-            p[1] = static_cast<char>(offset & 0xff);
-            m_size += 2;
-        } else if (offset < (1u << 16)) {
-            p[0] = static_cast<char>(((piece - 1) << 2) | 2);
-            p[1] = static_cast<char>(offset & 0xff);
-            p[2] = static_cast<char>(offset >> 8);
-            m_size += 3;
-        } else {
-            p[0] = static_cast<char>(((piece - 1) << 2) | 3);
-            for (int i = 0; i < 4; ++i)
-                p[1 + i] = static_cast<char>((offset >> (8 * i)) & 0xff);
-            m_size += 5;
-        }
+        copy_element(offset, piece);
         n -= piece;
     }
 }

@@ -61,19 +61,10 @@ public:
         const uint64_t offset = m_position - from;  // the same for every piece of a long one
         m_position += n;
         reserve(5 * (n / 60 + 1));
-        char *p = m_data.get() + m_size;
-        if (n >= 4 && n <= 11 && offset < 2048) {
-            p[0] = static_cast<char>(((offset >> 8) << 5) | ((n - 4) << 2) | 1);
-            p[1] = static_cast<char>(offset & 0xff);
-            m_size += 2;
-        } else if (n <= 64 && offset < (1u << 16)) {
-            p[0] = static_cast<char>(((n - 1) << 2) | 2);
-            p[1] = static_cast<char>(offset & 0xff);
-            p[2] = static_cast<char>(offset >> 8);
-            m_size += 3;
-        } else {
+        if (n <= 64)
+            copy_element(offset, n);
+        else
             copy_pieces(offset, n);
-        }
     }
     // Uncompressed bytes written so far (at most 2^32 - 1: snappy's limit).
     uint64_t position() const { return m_position; }
@@ -95,6 +86,27 @@ private:
             return close_long_literal();
         m_data[m_literal_tag] = static_cast<char>((n - 1) << 2);
         m_literal_tag = k_no_literal;
+    }
+    // One copy element of `n` (1 to 64) bytes, in its shortest form (room
+    // made by the caller).
+    void copy_element(uint64_t offset, size_t n)
+    {
+        char *p = m_data.get() + m_size;
+        if (n >= 4 && n <= 11 && offset < 2048) {
+            p[0] = static_cast<char>(((offset >> 8) << 5) | ((n - 4) << 2) | 1);
+            p[1] = static_cast<char>(offset & 0xff);
+            m_size += 2;
+        } else if (offset < (1u << 16)) {
+            p[0] = static_cast<char>(((n - 1) << 2) | 2);
+            p[1] = static_cast<char>(offset & 0xff);
+            p[2] = static_cast<char>(offset >> 8);
+            m_size += 3;
+        } else {
+            p[0] = static_cast<char>(((n - 1) << 2) | 3);
+            for (int i = 0; i < 4; ++i)
+                p[1 + i] = static_cast<char>((offset >> (8 * i)) & 0xff);
+            m_size += 5;
+        }
     }
     void grow(size_t n);
     void close_long_literal();

@@ -43,22 +43,21 @@ TsdbSink::~TsdbSink() { close_all(); }
 
 std::vector<PreparedSeries> &TsdbSink::names_of(const wire::BackendBlock &block)
 {
-    if (!block.metrics_wire) {
-        m_scratch.clear();
+    auto prepare_all = [&](std::vector<PreparedSeries> &names) -> std::vector<PreparedSeries> & {
+        names.clear();
+        names.reserve(block.metrics.size());
         for (const auto &m : block.metrics)
-            m_scratch.push_back(m_encoder->prepare(series_name(block.name, m)));
-        return m_scratch;
-    }
+            names.push_back(m_encoder->prepare(series_name(block.name, m)));
+        return names;
+    };
+    if (!block.metrics_wire)
+        return prepare_all(m_scratch);
     auto it = m_names.find(block.metrics_wire);
     if (it != m_names.end() && it->second.size() == block.metrics.size())
         return it->second;
     if (m_names.size() >= k_max_name_sets)
         m_names.clear();
-    std::vector<PreparedSeries> names;
-    names.reserve(block.metrics.size());
-    for (const auto &m : block.metrics)
-        names.push_back(m_encoder->prepare(series_name(block.name, m)));
-    return m_names.insert_or_assign(block.metrics_wire, std::move(names)).first->second;
+    return prepare_all(m_names[block.metrics_wire]);
 }
 
 void TsdbSink::consume(const wire::Message &msg, const Delivery &delivery) noexcept
