@@ -86,7 +86,7 @@ struct BenchJob {
             specs.push_back(*spec);
         }
         auto before = perf_fds();
-        auto made = perfhw::make_perfhw_backend(node::JobContext{"bench", paths, "/proc"}, specs);
+        auto made = perfhw::make_perfhw_backend(node::JobContext{"bench", paths, "/proc", {}}, specs);
         if (!made) {
             problem = "perfhw: " + made.error().message();
             return;

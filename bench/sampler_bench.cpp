@@ -180,7 +180,7 @@ static std::unique_ptr<node::Sampler> bench_sampler(benchmark::State &state, std
         state.SkipWithError("cannot create a cgroup (run as root)");
         return nullptr;
     }
-    node::JobContext ctx{"bench", j.paths, "/proc"};
+    node::JobContext ctx{"bench", j.paths, "/proc", {}};
     std::vector<std::unique_ptr<node::MetricBackend>> backends;
     for (const auto &f : node::job_backends()) {
         auto b = f.make_for_job(ctx);

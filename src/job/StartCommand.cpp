@@ -326,6 +326,8 @@ int do_start(const StartOptions &o)
         argv.insert(argv.end(), {"--control-dir", o.run_dir});
     if (!place->level.empty())
         argv.insert(argv.end(), {"--find-cgroup", place->level});
+    if (!place->leaves.empty())
+        argv.insert(argv.end(), {"--cgroup-leaves", text::join(place->leaves, ",")});
     if (o.config != k_default_config)
         argv.insert(argv.end(), {"--config", o.config});
     if (o.sysfs_root != "/sys")

@@ -51,6 +51,13 @@ void add_options(CLI::App &app, NodeOptions &o)
         ->check([](const std::string &level) {
             return cgroup::parse_level(level) ? std::string() : "must be path components such as job_42/step_0";
         });
+    app.add_option("--cgroup-leaves", o.cgroup_leaves,
+                   "cgroup v2: the job's CPU time is that of these leaves below its directory, summed (glob "
+                   "patterns, comma-separated, e.g. step_*/user: Slurm's tasks without its step daemons)")
+        ->delimiter(',')
+        ->check([](const std::string &pattern) {
+            return cgroup::parse_level(pattern) ? std::string() : "must be path components such as step_*/user";
+        });
     app.add_option("--cgroup-root", o.cgroup_root, "Where the cgroup file systems are mounted")->capture_default_str();
     app.add_option("--proc-root", o.proc_root, "Where procfs is mounted")->capture_default_str();
     app.add_option("--hostname", o.hostname, "Host name sent with every message (default: this host's name)");
@@ -284,13 +291,13 @@ int run(const NodeOptions &o)
         return started.error().code() == Errc::invalid ? k_exit_usage : k_exit_unavailable;
     }
     const cgroup::CgroupPaths *paths = &cgroups->paths();
-    JobContext ctx{o.job_id, *paths, o.proc_root};
+    JobContext ctx{o.job_id, *paths, o.proc_root, o.cgroup_leaves};
 
     // The backends that read the job's cgroups: built now, and again when the
     // job's processes show other directories.
     const JobBackendBuilder build_job_backends = [o](const cgroup::CgroupPaths &where) {
         JobBackends out;
-        JobContext job{o.job_id, where, o.proc_root};
+        JobContext job{o.job_id, where, o.proc_root, o.cgroup_leaves};
         for (const auto &factory : job_backends()) {
             if (std::find(o.disabled_backends.begin(), o.disabled_backends.end(), factory.name) !=
                 o.disabled_backends.end())

@@ -21,6 +21,7 @@ struct NodeOptions {
     std::string cgroup;       // relative (/oar/alice_42) or absolute v2 directory
     std::string find_cgroup;  // the job's level ("job_7", "job_7/step_0"): locate the job's
                               // directories from the processes under `cgroup` (empty: don't)
+    std::vector<std::string> cgroup_leaves;  // cgroup v2: JobContext::cpu_leaves
     std::string cgroup_root = "/sys/fs/cgroup";
     std::string proc_root = "/proc";
     std::string hostname;  // default: gethostname()

@@ -31,6 +31,7 @@ Result<Placement> place_slurm(const JobQuery &q)
     p.level = slurm::level(*ref);
     if (q.cgroup_v2) {
         p.relative = slurm::v2_cgroup(q.cgroup_root, *ref);
+        p.leaves = slurm::v2_task_leaves(*ref);
         return p;
     }
     passwd pw{};

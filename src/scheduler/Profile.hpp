@@ -31,6 +31,7 @@ struct Placement {
     std::string relative;           // colmet-node's --cgroup (Slurm on v1: colmet's perf_event directory)
     std::string level;              // colmet-node's --find-cgroup; empty: `relative` is the job's everywhere
     bool scheduler_cgroups = true;  // the scheduler makes them: colmet makes only its perf_event directory
+    std::vector<std::string> leaves;  // colmet-node's --cgroup-leaves (v2): where the job's own CPU time is
     std::string note;               // why, for the debug log (empty: nothing to say)
 };
 

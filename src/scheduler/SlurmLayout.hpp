@@ -42,6 +42,12 @@ std::string perf_cgroup(uid_t uid, const SamplerRef &ref);
 // exists, else the plain one. Relative to the root, with a leading '/'.
 std::string v2_cgroup(const std::filesystem::path &root, const SamplerRef &ref);
 
+// On cgroup v2 Slurm runs each step's daemon (slurmstepd) inside the job's
+// directory, in step_<n>/slurm, and the tasks in step_<n>/user: the leaves
+// of the job's (or step's) directory that hold its tasks, "step_*/user" or
+// "user" (colmet-node --cgroup-leaves).
+std::vector<std::string> v2_task_leaves(const SamplerRef &ref);
+
 // Whether Slurm keeps cgroups of its own on this cgroup v1 node: the first
 // top-level slurm or slurm_<name> directory of a hierarchy other than
 // perf_event (slurmd makes it at start when a cgroup plugin is configured)

@@ -18,11 +18,24 @@ require_h5py() {
 
 cgroup_is_v2() { [ -e "$CGROOT/cgroup.controllers" ]; }
 
+# perf_event exists in this kernel (user-mode Linux, the cgroup v2 guest of
+# tests/integration/uml, has none).
+have_perf() { [ -e /proc/sys/kernel/perf_event_paranoid ]; }
+require_perf() {
+  have_perf || skip "this kernel has no perf_event (user-mode Linux has none): perf counters are tested on the host"
+}
+
 # make_job_cgroup REL: create the job's cgroup like a scheduler would.
 make_job_cgroup() {
   local rel=$1 c
   if cgroup_is_v2; then
-    mkdir -p "$CGROOT$rel"
+    # As systemd and Slurm do: the controllers enabled on the way down.
+    local d=$CGROOT part
+    for part in $(tr / ' ' <<<"$rel"); do
+      tr ' ' '\n' <"$d/cgroup.controllers" | sed 's/^/+/' | tr '\n' ' ' >"$d/cgroup.subtree_control" 2>/dev/null || true
+      d=$d/$part
+      mkdir -p "$d"
+    done
   else
     for c in $V1_CONTROLLERS; do
       [ -d "$CGROOT/$c" ] || continue

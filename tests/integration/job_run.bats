@@ -98,6 +98,7 @@ leftover_cgroups() {
 }
 
 @test "colmet-job run --enable-perfhw counts software events, marks missing hardware events, and cleans up" {
+  require_perf
   run "$COLMET_BIN/colmet-job" run --job-id "t-perf-$$" --hdf5-dir out -s 0.5 --enable-perfhw \
       --perfhw-list task_clock,cpu_cycles,page_faults -- \
       "$COLMET_BIN/colmet-cputime" --output cputime.json -- "$COLMET_BIN/colmet-workload" --cpu-seconds 1
@@ -125,6 +126,7 @@ leftover_cgroups() {
 }
 
 @test "an unknown perf event is a clear error at start" {
+  require_perf
   run "$COLMET_BIN/colmet-node" --config /dev/null --spool-dir "$BATS_TEST_TMPDIR/spool" --job-id 1 --cgroup / --enable-perfhw --perfhw-list no_such_event
   [ "$status" -eq 64 ]
   [[ "$output" == *"unknown perf event 'no_such_event'"* ]]

@@ -40,7 +40,7 @@ inline cgroup::CgroupPaths v2_paths(const std::filesystem::path &dir)
 
 inline node::JobContext context(cgroup::CgroupPaths paths, std::filesystem::path proc_root = "/proc")
 {
-    return node::JobContext{"42", std::move(paths), std::move(proc_root)};
+    return node::JobContext{"42", std::move(paths), std::move(proc_root), {}};
 }
 
 inline std::vector<double> sample(node::MetricBackend &backend)

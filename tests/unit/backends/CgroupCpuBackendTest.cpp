@@ -62,6 +62,66 @@ TEST(CgroupCpuBackendTest, v2_reads_cpu_stat_in_seconds)
     EXPECT_DOUBLE_EQ(value(*b, v, "nr_periods"), 11);
 }
 
+// Slurm on cgroup v2: the step daemons' CPU (step_*/slurm) is not the job's;
+// the tasks' leaves are summed, and a leaf that is removed (its step ended)
+// keeps its last value.
+TEST(CgroupCpuBackendTest, v2_leaves_sum_the_tasks_and_keep_removed_leaves)
+{
+    test::FakeTree tree;
+    auto stat = [](int usage, int user, int sys) {
+        return "usage_usec " + std::to_string(usage) + "\nuser_usec " + std::to_string(user) + "\nsystem_usec " +
+               std::to_string(sys) + "\nnr_periods 5\nnr_throttled 1\nthrottled_usec 7000\n";
+    };
+    tree.write("job/cpu.stat", stat(9000000, 8000000, 1000000));
+    tree.write("job/step_0/slurm/cpu.stat", stat(3000000, 2000000, 1000000));
+    tree.write("job/step_0/user/cpu.stat", stat(2000000, 2000000, 0));
+    tree.write("job/step_extern/user/cpu.stat", stat(100000, 50000, 50000));
+    tree.write("job/step_extern/slurm/cpu.stat", stat(900000, 900000, 0));
+    auto ctx = test::context(test::v2_paths(tree.path("job")));
+    ctx.cpu_leaves = {"step_*/user"};
+    auto b = make(ctx);
+    ASSERT_TRUE(b);
+    auto v = test::sample(*b);
+    EXPECT_DOUBLE_EQ(value(*b, v, "usage"), 2.1);
+    EXPECT_DOUBLE_EQ(value(*b, v, "user"), 2.05);
+    EXPECT_DOUBLE_EQ(value(*b, v, "system"), 0.05);
+    // Throttling stays the whole directory's.
+    EXPECT_DOUBLE_EQ(value(*b, v, "nr_throttled"), 1);
+    EXPECT_DOUBLE_EQ(value(*b, v, "throttled_time"), 0.007);
+    EXPECT_EQ(b->status(), "");
+
+    // Step 0 grows, then ends and is removed; step 1 starts.
+    tree.write("job/step_0/user/cpu.stat", stat(2500000, 2500000, 0));
+    v = test::sample(*b);
+    EXPECT_DOUBLE_EQ(value(*b, v, "usage"), 2.6);
+    std::filesystem::remove_all(tree.path("job/step_0"));
+    tree.write("job/step_1/user/cpu.stat", stat(400000, 300000, 100000));
+    v = test::sample(*b);
+    EXPECT_DOUBLE_EQ(value(*b, v, "usage"), 3.0);
+    EXPECT_DOUBLE_EQ(value(*b, v, "system"), 0.15);
+    EXPECT_EQ(b->status(), "");
+
+    // A leaf whose cpu.stat cannot be parsed is reported; its last value stands.
+    tree.write("job/step_1/user/cpu.stat", "garbage");
+    v = test::sample(*b);
+    EXPECT_DOUBLE_EQ(value(*b, v, "usage"), 3.0);
+    EXPECT_NE(b->status().find("cpu.stat of a leaf"), std::string_view::npos);
+}
+
+// A pattern that climbs out of the job's directory is never read.
+TEST(CgroupCpuBackendTest, v2_leaves_refuse_patterns_outside_the_directory)
+{
+    test::FakeTree tree;
+    tree.write("job/cpu.stat", "usage_usec 1000000\nuser_usec 1000000\nsystem_usec 0\n");
+    tree.write("other/cpu.stat", "usage_usec 5000000\nuser_usec 5000000\nsystem_usec 0\n");
+    auto ctx = test::context(test::v2_paths(tree.path("job")));
+    ctx.cpu_leaves = {"../other", "./x", ""};
+    auto b = make(ctx);
+    ASSERT_TRUE(b);
+    auto v = test::sample(*b);
+    EXPECT_DOUBLE_EQ(value(*b, v, "usage"), 0.0);
+}
+
 TEST(CgroupCpuBackendTest, v2_without_cpu_controller_reports_throttling_once)
 {
     test::FakeTree tree;

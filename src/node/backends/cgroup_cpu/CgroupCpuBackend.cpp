@@ -1,6 +1,7 @@
 #include "node/backends/cgroup_cpu/CgroupCpuBackend.hpp"
 
 #include "node/backends/BackendFactory.hpp"
+#include "node/backends/cgroup_cpu/CpuLeaves.hpp"
 #include "node/backends/cgroup_cpu/cpu_parsers.hpp"
 #include "node/backends/support/CgroupFileBackend.hpp"
 #include "node/backends/support/KeptFile.hpp"
@@ -8,6 +9,7 @@
 
 #include <algorithm>
 #include <limits>
+#include <optional>
 #include <unistd.h>
 
 namespace colmet::node::backends {
@@ -29,6 +31,7 @@ struct CpuFiles {
     bool split_usage = false;  // v1 usage_user and usage_sys opened
     KeptFile cpuacct_stat;     // v1 cpuacct.stat, when usage_user/usage_sys are absent
     double tick_s = 0.01;      // v1 seconds per USER_HZ tick
+    std::optional<CpuLeaves> leaves;  // v2: the job's own work is in these leaves
 };
 
 class CgroupCpuBackend final : public VersionedCgroupBackend {
@@ -79,9 +82,17 @@ private:
             m_problems.item("cpu.stat: ").add(st.error().message());
             return;
         }
-        store(values, k_usage, st->usage_usec, k_us, m_problems, "cpu.stat", "usage_usec");
-        store(values, k_user, st->user_usec, k_us, m_problems, "cpu.stat", "user_usec");
-        store(values, k_system, st->system_usec, k_us, m_problems, "cpu.stat", "system_usec");
+        if (m_f.leaves) {
+            // Throttling is the whole directory's (its limit applies to it all).
+            const auto sum = m_f.leaves->read(m_problems);
+            values[k_usage] = static_cast<double>(sum.usage_usec) * k_us;
+            values[k_user] = static_cast<double>(sum.user_usec) * k_us;
+            values[k_system] = static_cast<double>(sum.system_usec) * k_us;
+        } else {
+            store(values, k_usage, st->usage_usec, k_us, m_problems, "cpu.stat", "usage_usec");
+            store(values, k_user, st->user_usec, k_us, m_problems, "cpu.stat", "user_usec");
+            store(values, k_system, st->system_usec, k_us, m_problems, "cpu.stat", "system_usec");
+        }
         // Without the cpu controller enabled, v2 cpu.stat has no throttling keys.
         if (!st->nr_periods && !st->nr_throttled && !st->throttled_usec) {
             note_once("cpu.stat: no throttling keys (cpu controller not enabled)");
@@ -130,6 +141,8 @@ Result<std::unique_ptr<MetricBackend>> make_cgroup_cpu_backend(const JobContext 
         f.cpu_stat = KeptFile(*dir, "cpu.stat");
         if (auto r = require_open(f.cpu_stat, k_name); !r)
             return r.error();
+        if (!ctx.cpu_leaves.empty())
+            f.leaves.emplace(*dir, ctx.cpu_leaves);
         auto backend = std::make_unique<CgroupCpuBackend>(std::move(f));
         backend->set_cgroup_dirs({*dir});
         return std::unique_ptr<MetricBackend>(std::move(backend));

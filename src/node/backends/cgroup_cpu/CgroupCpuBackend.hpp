@@ -1,7 +1,9 @@
 // Backend "cgroup_cpu": the job's CPU time and CFS throttling, in seconds.
 //   v1: cpuacct.usage, cpuacct.usage_user/usage_sys (or cpuacct.stat ticks)
 //       from the cpuacct controller; cpu.stat from the cpu controller.
-//   v2: cpu.stat of the job's directory.
+//   v2: cpu.stat of the job's directory; its usage, user and system summed
+//       over chosen leaves below it where the directory also holds work not
+//       the job's own (JobContext::cpu_leaves, CpuLeaves.hpp).
 #pragma once
 
 #include "common/result.hpp"
