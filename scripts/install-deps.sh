@@ -28,6 +28,10 @@ test_packages=(
   # complete one-machine OAR (PostgreSQL, Almighty, the node sshd, oarsub)
   oar-common oar-server oar-server-pgsql oar-node oar-user oar-user-pgsql liboar-perl
   libdbd-pg-perl postgresql-15 openssh-server
+  # a real cgroup v2 kernel for the tests (tests/integration/uml): Linux as a
+  # user process, booted with this machine's files as its root; e2fsprogs
+  # formats its block device for the I/O check
+  user-mode-linux e2fsprogs
 )
 
 # On top of run, to build the Debian packages (scripts/packages.sh).

@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Quick start, step 2: install what colmet needs, build it three ways and run
-# every test: unit and integration tests (GoogleTest, bats) and the man-page
-# lint on the release build; the Debian packages built from the tree,
+# every test: unit and integration tests (GoogleTest, bats), the man-page
+# lint and the system tests (colmet in a real cgroup v2 kernel, user-mode
+# Linux, Slurm's cgroup/v2 plugin included) on the release build; the Debian packages built from the tree,
 # installed, used and purged; unit and integration tests again under
 # AddressSanitizer + UndefinedBehaviorSanitizer; one-minute libFuzzer runs
 # of the message decoder, the HDF5 sink and the control protocol, half-minute
@@ -41,8 +42,8 @@ scripts/install-deps.sh || exit 1
 
 step "Release build (-Wall -Wextra, warnings are errors)"
 scripts/build.sh release || exit 1
-step "Unit, integration and lint tests (release build)"
-run_ctest build 'unit|integration|lint'
+step "Unit, integration, lint and system tests (release build; system: a real cgroup v2 kernel, user-mode Linux)"
+run_ctest build 'unit|integration|lint|system'
 
 step "Debian packages: built, linted, installed, used and purged (tests/install/check_packages.sh)"
 run_ctest build 'packaging'

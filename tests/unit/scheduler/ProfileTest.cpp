@@ -36,6 +36,48 @@ TEST(ProfileTest, OarIsItsCpusetPathAsItIs)
     EXPECT_TRUE(p->scheduler_cgroups);
 }
 
+// OAR on cgroup v2 (OAR 2.6, OAR 3): the layouts of its job resource
+// managers, the one that exists; OAR 2.6's systemd slices when none does.
+TEST(ProfileTest, OarOnV2FindsTheSliceItsJobResourceManagerMade)
+{
+    FakeTree t;
+    auto p = place("oar", {"42", "root", t.root(), true, {}});
+    ASSERT_TRUE(p);
+    EXPECT_EQ(p->relative, "/oar.slice/oar-u0.slice/oar-u0-j42.slice");
+    EXPECT_EQ(p->level, "");
+    EXPECT_TRUE(p->scheduler_cgroups);
+    EXPECT_TRUE(p->leaves.empty());
+
+    t.mkdir("root_42.slice/root_42.service");
+    p = place("oar", {"42", "root", t.root(), true, {}});
+    ASSERT_TRUE(p);
+    EXPECT_EQ(p->relative, "/root_42.slice");
+
+    t.mkdir("oar.slice/root_42.scope");
+    p = place("oar", {"42", "root", t.root(), true, {}});
+    ASSERT_TRUE(p);
+    EXPECT_EQ(p->relative, "/root_42.slice");  // the earlier layout wins
+
+    t.mkdir("oar.slice/oar-u0.slice/oar-u0-j42.slice/oar-u0-j42-p1.scope");
+    p = place("oar", {"42", "root", t.root(), true, {}});
+    ASSERT_TRUE(p);
+    EXPECT_EQ(p->relative, "/oar.slice/oar-u0.slice/oar-u0-j42.slice");
+
+    FakeTree only_scope;
+    only_scope.mkdir("oar.slice/root_7.scope");
+    p = place("oar", {"7", "root", only_scope.root(), true, {}});
+    ASSERT_TRUE(p);
+    EXPECT_EQ(p->relative, "/oar.slice/root_7.scope");
+}
+
+TEST(ProfileTest, OarOnV2RefusesAnUnknownUser)
+{
+    FakeTree t;
+    auto p = place("oar", {"42", "no-such-user-colmet", t.root(), true, {}});
+    ASSERT_FALSE(p);
+    EXPECT_NE(p.error().message().find("unknown on this node"), std::string::npos);
+}
+
 TEST(ProfileTest, SlurmOnV2IsTheStepdScopeFoundByLevel)
 {
     FakeTree t;
@@ -44,6 +86,11 @@ TEST(ProfileTest, SlurmOnV2IsTheStepdScopeFoundByLevel)
     EXPECT_EQ(p->relative, "/system.slice/slurmstepd.scope/job_123/step_4");
     EXPECT_EQ(p->level, "job_123/step_4");
     EXPECT_TRUE(p->scheduler_cgroups);
+    // The step's tasks, not its slurmstepd; the job's: every step's tasks.
+    EXPECT_EQ(p->leaves, (std::vector<std::string>{"user"}));
+    p = place("slurm", {"123", "alice", t.root(), true, {}});
+    ASSERT_TRUE(p);
+    EXPECT_EQ(p->leaves, (std::vector<std::string>{"step_*/user"}));
 }
 
 TEST(ProfileTest, SlurmOnV1IsColmetsPerfEventDirectoryAndSaysWhoMakesTheRest)
