@@ -1,7 +1,10 @@
 #include "node/JobCgroups.hpp"
 
 #include "cgroup/CgroupFs.hpp"
+#include "cgroup/ProcCgroup.hpp"
+#include "common/file_io.hpp"
 #include "common/log.hpp"
+#include "node/backends/processes/proc_parsers.hpp"
 
 #include <algorithm>
 
@@ -12,6 +15,17 @@ namespace fs = std::filesystem;
 namespace {
 
 constexpr size_t k_max_located_pids = 32;  // processes looked at per search
+constexpr size_t k_known_pids = 4;          // v2: processes remembered per check
+
+// starttime of a live process, or 0.
+uint64_t start_ticks(const fs::path &proc, pid_t pid)
+{
+    auto text = read_file(proc / std::to_string(pid) / "stat");
+    if (!text)
+        return 0;
+    auto st = backends::parse_proc_stat(*text);
+    return st ? st->starttime : 0;
+}
 
 // The controllers of one hierarchy, as listed in a CgroupPaths (v1), or "".
 std::string controller_of(const cgroup::CgroupPaths &paths, const fs::path &dir)
@@ -152,6 +166,49 @@ bool JobCgroups::refresh()
     return true;
 }
 
+void JobCgroups::remember_processes()
+{
+    backends::StatusText ignored;
+    for (auto &w : m_watched) {
+        if (!w.procs || !w.procs->list(m_pids, ignored, k_known_pids) || m_pids.empty())
+            continue;
+        std::vector<Known> now;
+        for (pid_t pid : m_pids) {
+            auto same = std::find_if(m_known.begin(), m_known.end(), [pid](const Known &k) { return k.pid == pid; });
+            uint64_t start = same != m_known.end() ? same->starttime : start_ticks(m_proc, pid);
+            if (start != 0)
+                now.push_back({pid, start});
+        }
+        m_known = std::move(now);
+        return;
+    }
+}
+
+std::optional<std::string> JobCgroups::moved_out()
+{
+    std::optional<std::string> found;
+    std::vector<Known> alive;
+    for (const auto &k : m_known) {
+        if (start_ticks(m_proc, k.pid) != k.starttime)
+            continue;  // exited (or its pid reused)
+        alive.push_back(k);
+        if (found)
+            continue;
+        auto text = read_file(m_proc / std::to_string(k.pid) / "cgroup");
+        if (!text)
+            continue;
+        auto line = cgroup::membership_for(cgroup::parse_proc_cgroup(*text), "");
+        if (!line)
+            continue;
+        const std::string where = (m_root / line->path.substr(line->path.starts_with('/') ? 1 : 0)).string();
+        if (std::none_of(m_watched.begin(), m_watched.end(),
+                         [&where](const Watched &w) { return cgroup::is_within(where, w.dir.string()); }))
+            found = "process " + std::to_string(k.pid) + ", seen there before, is now in " + line->path;
+    }
+    m_known = std::move(alive);
+    return found;
+}
+
 void JobCgroups::check()
 {
     m_empty.clear();
@@ -165,12 +222,21 @@ void JobCgroups::check()
             holders[i] = m_pids.size();
         any_process = any_process || holders[i] > 0;
     }
+    // v2: the job's one directory, empty while a process it held lives on
+    // elsewhere.
+    std::optional<std::string> moved;
+    if (m_paths.version == cgroup::Version::v2) {
+        if (any_process)
+            remember_processes();
+        else if (!m_known.empty())
+            moved = moved_out();
+    }
     std::string text;
     for (size_t i = 0; i < m_watched.size(); ++i) {
         auto &w = m_watched[i];
         // perf_event is colmet's own directory: the hooks move the job's
         // tasks there themselves, so it is evidence, not a suspect.
-        if (!w.procs || w.controller == "perf_event" || holders[i] > 0 || !any_process) {
+        if (!w.procs || w.controller == "perf_event" || holders[i] > 0 || (!any_process && !moved)) {
             w.empty_run = 0;
             continue;
         }
@@ -183,8 +249,8 @@ void JobCgroups::check()
         if (w.warned)
             continue;
         w.warned = true;
-        std::string elsewhere;
-        for (size_t j = 0; j < m_watched.size(); ++j)
+        std::string elsewhere = moved.value_or("");
+        for (size_t j = 0; j < m_watched.size() && !moved; ++j)
             if (holders[j] > 0 && m_watched[j].procs) {
                 (void)m_watched[j].procs->list(m_pids, ignored);  // all of them, for the message only
                 elsewhere = m_watched[j].dir.string() + " holds " + std::to_string(m_pids.size());

@@ -12,8 +12,11 @@
 // Every period it also checks that each directory it reads holds some of the
 // job's processes: a directory that holds none, for k_empty_samples samples
 // in a row while another directory of the job holds some, means the numbers
-// read there are not the job's. That is logged once, reported with the
-// values (backend status) and recorded in the job's file.
+// read there are not the job's. On cgroup v2, where the job has one
+// directory, the evidence is a process the directory held before that is
+// alive in another cgroup now (moved out, e.g. by systemd-run or a user's
+// own tool). That is logged once, reported with the values (backend
+// status) and recorded in the job's file.
 #pragma once
 
 #include "cgroup/CgroupPaths.hpp"
@@ -78,6 +81,16 @@ private:
     };
     void watch_current();
     std::vector<pid_t> job_pids();
+    // v2: remember a few of the processes the directory holds now.
+    void remember_processes();
+    // v2: "process P is now in /path" for a remembered process alive outside
+    // every directory read; forgets the ones that exited.
+    std::optional<std::string> moved_out();
+
+    struct Known {
+        pid_t pid = 0;
+        uint64_t starttime = 0;  // tells a reused pid apart
+    };
 
     std::filesystem::path m_root;
     std::filesystem::path m_proc;
@@ -91,6 +104,7 @@ private:
     std::vector<Watched> m_watched;
     std::vector<std::filesystem::path> m_empty;
     std::vector<pid_t> m_pids;  // scratch
+    std::vector<Known> m_known;  // v2: processes last seen in the directory
     std::optional<std::string> m_warning;
     std::string m_said;  // every warning given so far
 };

@@ -37,25 +37,24 @@ bool is_dir(const std::filesystem::path &p)
 //  - <user>_<job>.slice (OAR 3's job_resource_manager_systemd.pl, its
 //    processes in <user>_<job>.service);
 //  - oar.slice/<user>_<job>.scope (OAR 3's cgroups-v2 job resource manager);
-// the first when none exists yet.
+//  - oar/<user>_<job> (OAR 2.5's path, made on v2 by a site's own manager);
+// the first when none exists yet (the last when the user has no uid here).
 Result<Placement> place_oar(const JobQuery &q)
 {
     Placement p;
+    const std::string name = q.user + "_" + q.job_id;
     if (!q.cgroup_v2) {
-        p.relative = "/oar/" + q.user + "_" + q.job_id;
+        p.relative = "/oar/" + name;
         return p;
     }
-    auto uid = uid_of(q.user, "OAR's cgroup v2 slices are named by uid");
-    if (!uid)
-        return uid.error();
-    const std::string u = std::to_string(*uid);
-    const std::string name = q.user + "_" + q.job_id;
-    const std::vector<std::string> layouts = {
-        "/oar.slice/oar-u" + u + ".slice/oar-u" + u + "-j" + q.job_id + ".slice",
-        "/" + name + ".slice",
-        "/oar.slice/" + name + ".scope",
-    };
-    p.relative = layouts.front();
+    std::vector<std::string> layouts;
+    const auto uid = uid_of(q.user, "OAR's cgroup v2 slices are named by uid");
+    if (uid) {
+        const std::string u = std::to_string(*uid);
+        layouts.push_back("/oar.slice/oar-u" + u + ".slice/oar-u" + u + "-j" + q.job_id + ".slice");
+    }
+    layouts.insert(layouts.end(), {"/" + name + ".slice", "/oar.slice/" + name + ".scope", "/oar/" + name});
+    p.relative = uid ? layouts.front() : layouts.back();
     for (const auto &layout : layouts)
         if (is_dir(q.cgroup_root / layout.substr(1))) {
             p.relative = layout;
@@ -99,8 +98,8 @@ const std::vector<Profile> &profiles()
 {
     static const std::vector<Profile> k_profiles = {
         {"oar",
-         "oar = /oar/<user>_<job> (v1); on v2 oar.slice/oar-u<uid>.slice/oar-u<uid>-j<job>.slice, <user>_<job>.slice "
-         "or oar.slice/<user>_<job>.scope, the first that exists",
+         "oar = /oar/<user>_<job> (v1); on v2 oar.slice/oar-u<uid>.slice/oar-u<uid>-j<job>.slice, <user>_<job>.slice, "
+         "oar.slice/<user>_<job>.scope or oar/<user>_<job>, the first that exists",
          &place_oar},
         {"slurm",
          "slurm = the job (123) or step (123.4) where Slurm put its processes, colmet's perf_event directory "

@@ -89,8 +89,10 @@ stop_all() {
   first=$(h5 "$FILE" "int(min(t for t in seg('$HOST', 'cgroup_cpu')[2] if t > $t0))")
   echo "change sent at $t0, answered at $t1, first sample at $first"
   [ $((first - t1)) -le 400000000 ]
-  n=$(h5 "$FILE" "int(sum(1 for t in seg('$HOST', 'cgroup_cpu')[2] if t > $t0))")
-  echo "$n samples after the change"
+  # Counted over the 1.5 s after the answer (stopping may take longer on a
+  # slow machine, such as the user-mode Linux guest).
+  n=$(h5 "$FILE" "int(sum(1 for t in seg('$HOST', 'cgroup_cpu')[2] if $t0 < t <= $t1 + 1500000000))")
+  echo "$n samples in the 1.5 s after the change"
   [ "$n" -ge 5 ]
   [ "$n" -le 10 ]
 }
@@ -193,7 +195,8 @@ s = socket.socket(socket.AF_UNIX); s.connect(sys.argv[1]); s.sendall(sys.stdin.b
   gap=$(h5 "$FILE" "float(np.diff(seg('$HOST', 'cgroup_cpu')[2]).max()) / 1e9")
   echo "largest gap between samples: $gap s"
   "$PY" -c "import sys; sys.exit(0 if $gap < 0.5 else 1)"
-  grep -q "request rejected" "$BATS_TEST_TMPDIR/node.log"
+  # The unknown event's rejection is logged (where perf exists to ask for one).
+  ! have_perf || grep -q "request rejected" "$BATS_TEST_TMPDIR/node.log"
 }
 
 @test "another unprivileged user cannot control someone else's job" {

@@ -3,7 +3,8 @@
 # workload: colmet-job run (CPU time against the parent's wait4, peak memory,
 # block I/O on a real block device), and the scheduler hooks' path as OAR 3
 # lays a job out (the job's cgroup made by the scheduler, the sampler outside
-# it, the collector down: the node spool, flush-spool, nothing left behind).
+# it, the collector down: the node spool, flush-spool, nothing left behind),
+# and the warning when the job's processes leave the directory sampled.
 # Run in the user-mode Linux guest (uml_run.sh --disk: a block device for the
 # I/O check); skips on a host that is not pure cgroup v2.
 
@@ -97,7 +98,7 @@ oar3_job() {
   cat "/proc/$pid/cgroup"
   # The sampler is not in the job's cgroup, and colmet made no cgroup.
   ! grep -q "oar.slice" "/proc/$pid/cgroup"
-  [ -z "$(find "$CGROOT" -maxdepth 3 -iname '*colmet*' 2>/dev/null)" ]
+  [ -z "$(find "$CGROOT" -path "$CGROOT/oar.slice" -prune -o -name "*$job*" -print)" ]
   # The job's work, in the scope OAR put its processes in.
   in_cgroup "$JOB_REL/oar-u0-j$job-p1.scope" "$COLMET_BIN/colmet-cputime" --output cputime.json -- \
       "$COLMET_BIN/colmet-workload" --cpu-seconds 1 --memory-mib 32
@@ -125,4 +126,29 @@ oar3_job() {
   within_pct "$cpu" "$truth" "$CPU_PCT"
   [ "$(h5 "$OUT/$job.h5" "int(f['summary'].attrs['samples_lost'])")" -eq 0 ]
   [[ "$(h5 "$OUT/$job.h5" "str(list(f['hosts'].values())[0].attrs['cgroup'])")" == *"oar-u0-j$job.slice" ]]
+}
+
+@test "a process that leaves the job's directory: the warning is logged once, stored and printed" {
+  mkdir -p "$CGROOT/colmet-elsewhere-$$"
+  MADE+=("/colmet-elsewhere-$$")
+  # The job's shell moves itself out (as systemd-run or a user's tool would)
+  # and lives on there; colmet-job run waits for it.
+  run "$COLMET_BIN/colmet-job" run --job-id "v2-warn-$$" --hdf5-dir out -s 0.2 -- \
+      bash -c "sleep 0.6; echo \$\$ > $CGROOT/colmet-elsewhere-$$/cgroup.procs; sleep 2"
+  echo "$output"
+  [ "$status" -eq 0 ]
+  [[ "$output" == *"holds none of the job's processes (process "*", seen there before, is now in /colmet-elsewhere-$$)"* ]]
+  warning=$(h5 "out/v2-warn-$$.h5" "str(f['summary'].attrs['cgroup_warning'])")
+  echo "stored: $warning"
+  [[ "$warning" == *"is now in /colmet-elsewhere-$$"* ]]
+  # Once: one warning line, not one per sample.
+  [ "$(grep -o "seen there before" <<<"$output" | wc -l)" -le 2 ]
+}
+
+@test "a job whose processes end in its directory gets no warning" {
+  run "$COLMET_BIN/colmet-job" run --job-id "v2-nowarn-$$" --hdf5-dir out -s 0.2 -- bash -c "sleep 1"
+  echo "$output"
+  [ "$status" -eq 0 ]
+  [[ "$output" != *"holds none of the job's processes"* ]]
+  [ "$(h5 "out/v2-nowarn-$$.h5" "str(f['summary'].attrs.get('cgroup_warning', ''))")" = "" ]
 }

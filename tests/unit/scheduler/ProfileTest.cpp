@@ -70,12 +70,18 @@ TEST(ProfileTest, OarOnV2FindsTheSliceItsJobResourceManagerMade)
     EXPECT_EQ(p->relative, "/oar.slice/root_7.scope");
 }
 
-TEST(ProfileTest, OarOnV2RefusesAnUnknownUser)
+// A user without a uid here cannot have the uid-named slices: the other
+// layouts, OAR 2.5's path when none exists.
+TEST(ProfileTest, OarOnV2WithAnUnknownUserLooksForTheOtherLayouts)
 {
     FakeTree t;
     auto p = place("oar", {"42", "no-such-user-colmet", t.root(), true, {}});
-    ASSERT_FALSE(p);
-    EXPECT_NE(p.error().message().find("unknown on this node"), std::string::npos);
+    ASSERT_TRUE(p);
+    EXPECT_EQ(p->relative, "/oar/no-such-user-colmet_42");
+    t.mkdir("no-such-user-colmet_42.slice");
+    p = place("oar", {"42", "no-such-user-colmet", t.root(), true, {}});
+    ASSERT_TRUE(p);
+    EXPECT_EQ(p->relative, "/no-such-user-colmet_42.slice");
 }
 
 TEST(ProfileTest, SlurmOnV2IsTheStepdScopeFoundByLevel)
