@@ -4,7 +4,8 @@
 # lint and the system tests (colmet in a real cgroup v2 kernel, user-mode
 # Linux, Slurm's cgroup/v2 plugin included) on the release build; the Debian packages built from the tree,
 # installed, used and purged; unit and integration tests again under
-# AddressSanitizer + UndefinedBehaviorSanitizer; one-minute libFuzzer runs
+# AddressSanitizer + UndefinedBehaviorSanitizer (the system tests, real
+# schedulers and kernels, run once); one-minute libFuzzer runs
 # of the message decoder, the HDF5 sink and the control protocol, half-minute
 # runs of the spool and key-file readers (COLMET_FUZZ_SECONDS sets the minute).
 # Run as root on Debian 12 (tests that need root skip themselves, with the

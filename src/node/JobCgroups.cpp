@@ -15,7 +15,7 @@ namespace fs = std::filesystem;
 namespace {
 
 constexpr size_t k_max_located_pids = 32;  // processes looked at per search
-constexpr size_t k_known_pids = 4;          // v2: processes remembered per check
+constexpr size_t k_known_pids = 4;         // v2: processes remembered per check
 
 // starttime of a live process, or 0.
 uint64_t start_ticks(const fs::path &proc, pid_t pid)
@@ -172,14 +172,15 @@ void JobCgroups::remember_processes()
     for (auto &w : m_watched) {
         if (!w.procs || !w.procs->list(m_pids, ignored, k_known_pids) || m_pids.empty())
             continue;
-        std::vector<Known> now;
+        // The same processes as last time (the usual case) cost no read.
+        m_known_next.clear();
         for (pid_t pid : m_pids) {
             auto same = std::find_if(m_known.begin(), m_known.end(), [pid](const Known &k) { return k.pid == pid; });
             uint64_t start = same != m_known.end() ? same->starttime : start_ticks(m_proc, pid);
             if (start != 0)
-                now.push_back({pid, start});
+                m_known_next.push_back({pid, start});
         }
-        m_known = std::move(now);
+        m_known.swap(m_known_next);
         return;
     }
 }

@@ -103,8 +103,9 @@ private:
                               // be placed in one hierarchy before another)
     std::vector<Watched> m_watched;
     std::vector<std::filesystem::path> m_empty;
-    std::vector<pid_t> m_pids;  // scratch
-    std::vector<Known> m_known;  // v2: processes last seen in the directory
+    std::vector<pid_t> m_pids;        // scratch
+    std::vector<Known> m_known;       // v2: processes last seen in the directory
+    std::vector<Known> m_known_next;  // scratch
     std::optional<std::string> m_warning;
     std::string m_said;  // every warning given so far
 };

@@ -18,9 +18,9 @@ inline constexpr double k_max_period_s = 3600;
 
 struct NodeOptions {
     std::string job_id;
-    std::string cgroup;       // relative (/oar/alice_42) or absolute v2 directory
-    std::string find_cgroup;  // the job's level ("job_7", "job_7/step_0"): locate the job's
-                              // directories from the processes under `cgroup` (empty: don't)
+    std::string cgroup;                      // relative (/oar/alice_42) or absolute v2 directory
+    std::string find_cgroup;                 // the job's level ("job_7", "job_7/step_0"): locate the job's
+                                             // directories from the processes under `cgroup` (empty: don't)
     std::vector<std::string> cgroup_leaves;  // cgroup v2: JobContext::cpu_leaves
     std::string cgroup_root = "/sys/fs/cgroup";
     std::string proc_root = "/proc";

@@ -28,11 +28,11 @@ struct JobQuery {
 
 // Where the job is, and who makes its cgroups.
 struct Placement {
-    std::string relative;           // colmet-node's --cgroup (Slurm on v1: colmet's perf_event directory)
-    std::string level;              // colmet-node's --find-cgroup; empty: `relative` is the job's everywhere
-    bool scheduler_cgroups = true;  // the scheduler makes them: colmet makes only its perf_event directory
+    std::string relative;             // colmet-node's --cgroup (Slurm on v1: colmet's perf_event directory)
+    std::string level;                // colmet-node's --find-cgroup; empty: `relative` is the job's everywhere
+    bool scheduler_cgroups = true;    // the scheduler makes them: colmet makes only its perf_event directory
     std::vector<std::string> leaves;  // colmet-node's --cgroup-leaves (v2): where the job's own CPU time is
-    std::string note;               // why, for the debug log (empty: nothing to say)
+    std::string note;                 // why, for the debug log (empty: nothing to say)
 };
 
 struct Profile {

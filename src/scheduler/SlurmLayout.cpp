@@ -86,10 +86,7 @@ std::string v2_cgroup(const fs::path &root, const SamplerRef &ref)
     return "/system.slice/slurmstepd.scope/" + tail(ref);
 }
 
-std::vector<std::string> v2_task_leaves(const SamplerRef &ref)
-{
-    return {ref.step ? "user" : "step_*/user"};
-}
+std::vector<std::string> v2_task_leaves(const SamplerRef &ref) { return {ref.step ? "user" : "step_*/user"}; }
 
 std::optional<fs::path> manages_cgroups(const fs::path &root, const std::vector<std::string> &made_by_colmet)
 {

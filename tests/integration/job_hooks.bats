@@ -54,7 +54,8 @@ record_pid() { sed -n 's/^pid=//p' "$RUN/$1.pid"; }
   t1=$(date +%s%N)
   echo "$output"
   [ "$status" -eq 0 ]
-  [ $(( (t1 - t0) / 1000000 )) -lt 2000 ]
+  # Within 2 s (10 s in the user-mode Linux guest, where every exec is slow).
+  [ $(( (t1 - t0) / 1000000 )) -lt "$([ -n "${COLMET_UML:-}" ] && echo 10000 || echo 2000)" ]
   pid=$(record_pid "$job")
   [ -n "$pid" ]
   [[ "$(tr '\0' ' ' < /proc/$pid/cmdline)" == *colmet-node*"--job-id $job"* ]]
@@ -88,13 +89,13 @@ record_pid() { sed -n 's/^pid=//p' "$RUN/$1.pid"; }
   f="$OUT/$job.h5"
   [ -f "$f" ]
   cpu=$(h5 "$f" 'last(list(f["hosts"])[0], "cgroup_cpu", "usage")')
-  truth=$(cputime_of "$BATS_TEST_TMPDIR/cputime.json")
-  echo "whole-life CPU $truth s, cgroup CPU time $cpu s"
-  within_pct "$cpu" "$truth" "$CPU_PCT"
+  read -r low high < <(exec_truth "$BATS_TEST_TMPDIR/cputime.json")
+  echo "whole-life CPU $low s (with colmet-cputime's process $high s), cgroup CPU time $cpu s"
+  between_pct "$cpu" "$low" "$high" "$CPU_PCT"
   if have_perf; then
     task=$(h5 "$f" 'last(list(f["hosts"])[0], "perfhw", "task_clock")')
     echo "perf task_clock $task s"
-    within_pct "$task" "$truth" "$CPU_PCT"
+    between_pct "$task" "$low" "$high" "$CPU_PCT"
   fi
   host=$(h5 "$f" 'list(f["hosts"])[0]')
   [ "$(h5 "$f" 'str(f["hosts"]["'"$host"'"].attrs["user"])')" = alice ]
@@ -211,7 +212,10 @@ record_pid() { sed -n 's/^pid=//p' "$RUN/$1.pid"; }
   CGROUPS+=("/oar/nobody_999999")
   run start_job 999999 nobody --hook
   [ "$status" -eq 0 ]
-  grep -q "job 999999: cannot sample cgroup /oar/nobody_999999" "$LOG"
+  # OAR's path (v1), or the first of OAR's v2 layouts (none exists).
+  where=/oar/nobody_999999
+  cgroup_is_v2 && where=/oar.slice/oar-u$(id -u nobody).slice/oar-u$(id -u nobody)-j999999.slice
+  grep -q "job 999999: cannot sample cgroup $where" "$LOG"
   [ ! -e "$RUN/999999.pid" ]
   [ ! -d "$CGROOT/perf_event/oar/nobody_999999" ]
   run start_job 999999 nobody

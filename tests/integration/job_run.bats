@@ -40,7 +40,7 @@ leftover_cgroups() {
   "$PY" -c 'import os, signal, sys; signal.signal(signal.SIGINT, signal.SIG_DFL); os.setsid(); os.execv(sys.argv[1], sys.argv[1:])' \
     "$COLMET_BIN/colmet-job" run --job-id "t-int-$$" --hdf5-dir out -- sleep 30 2>"$BATS_TEST_TMPDIR/run.log" &
   pid=$!
-  for i in $(seq 50); do
+  for i in $(seq 300); do   # up to 30 s: a loaded user-mode Linux guest is slow
     pgrep -s "$pid" -x sleep >/dev/null && break
     sleep 0.1
   done

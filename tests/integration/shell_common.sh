@@ -60,6 +60,15 @@ lines = [l for l in open(sys.argv[1]) if "\"wrapper_cpu_seconds\"" in l]
 print(json.loads(lines[-1])[sys.argv[2]])' "$1" "${2:-cpu_seconds}"
 }
 
+# exec_truth FILE: for a command run as `sh -c 'move into the cgroup; exec
+# colmet-cputime ... -- CMD'`, the bracket "LOW HIGH" of the cgroup's CPU
+# time: at least CMD's whole life, at most that plus colmet-cputime's own
+# process (whose RUSAGE_SELF also holds the shell's start before the move,
+# outside the cgroup: ~1 ms natively, tens of ms in user-mode Linux).
+exec_truth() {
+  echo "$(cputime_of "$1" command_cpu_seconds) $(cputime_of "$1")"
+}
+
 # times_span FILE: the CPU time a bash and its reaped children used between
 # the first and the last `times` output in FILE (the last sum minus the first).
 times_span() {

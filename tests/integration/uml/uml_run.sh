@@ -16,7 +16,7 @@
 # /dev/ubda (exported as COLMET_UML_DISK), for block I/O accounting, which
 # hostfs does not have.
 #
-# COMMAND runs in the current directory with this environment's COLMET_*,
+# COMMAND runs (with COLMET_UML=1 set) in the current directory with this environment's COLMET_*,
 # PY, PATH and SLURM_CONF variables; its output is printed here and its exit
 # status is this script's (77, a skip, passes through). The guest is powered
 # off when it ends or after --timeout (default 600 s; then 124).

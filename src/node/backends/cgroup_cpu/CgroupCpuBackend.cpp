@@ -23,14 +23,14 @@ constexpr double k_us = 1e-6;
 // The files one job's backend reads, opened by the factory.
 struct CpuFiles {
     bool v2 = false;
-    KeptFile cpu_stat;         // v1: cpu controller; v2: the job's cpu.stat
-    bool cpu_mounted = true;   // v1: the cpu controller exists for the job
-    KeptFile usage;            // v1 cpuacct.usage
-    KeptFile usage_user;       // v1 cpuacct.usage_user (kernel >= 4.7)
-    KeptFile usage_sys;        // v1 cpuacct.usage_sys
-    bool split_usage = false;  // v1 usage_user and usage_sys opened
-    KeptFile cpuacct_stat;     // v1 cpuacct.stat, when usage_user/usage_sys are absent
-    double tick_s = 0.01;      // v1 seconds per USER_HZ tick
+    KeptFile cpu_stat;                // v1: cpu controller; v2: the job's cpu.stat
+    bool cpu_mounted = true;          // v1: the cpu controller exists for the job
+    KeptFile usage;                   // v1 cpuacct.usage
+    KeptFile usage_user;              // v1 cpuacct.usage_user (kernel >= 4.7)
+    KeptFile usage_sys;               // v1 cpuacct.usage_sys
+    bool split_usage = false;         // v1 usage_user and usage_sys opened
+    KeptFile cpuacct_stat;            // v1 cpuacct.stat, when usage_user/usage_sys are absent
+    double tick_s = 0.01;             // v1 seconds per USER_HZ tick
     std::optional<CpuLeaves> leaves;  // v2: the job's own work is in these leaves
 };
 
