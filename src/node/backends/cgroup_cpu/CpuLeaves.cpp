@@ -53,9 +53,6 @@ CpuLeaves::Sum CpuLeaves::read(StatusText &problems)
         sum.usage_usec += st.usage_usec.value_or(0);
         sum.user_usec += st.user_usec.value_or(0);
         sum.system_usec += st.system_usec.value_or(0);
-        std::error_code ec;
-        if (fs::exists(leaf, ec))
-            ++sum.leaves;
     }
     return sum;
 }

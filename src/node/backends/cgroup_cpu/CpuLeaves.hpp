@@ -32,7 +32,6 @@ public:
         uint64_t usage_usec = 0;
         uint64_t user_usec = 0;
         uint64_t system_usec = 0;
-        size_t leaves = 0;  // leaves read now (removed ones not counted)
     };
     // Read every leaf's cpu.stat now; the sum of those and of the leaves
     // seen before that are gone. Unreadable leaves keep their last value and
