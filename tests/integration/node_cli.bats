@@ -26,6 +26,14 @@ load helpers
   [ "$status" -eq 64 ]
   run "$COLMET_BIN/colmet-node" --config /dev/null --spool-dir "$BATS_TEST_TMPDIR/spool" --job-id "a/b" --cgroup /
   [ "$status" -eq 64 ]
+  # --cgroup-leaves: patterns below the job's directory only.
+  for leaves in "../other" "step_*/user,../../etc" "a//b" "."; do
+    run "$COLMET_BIN/colmet-node" --config /dev/null --spool-dir "$BATS_TEST_TMPDIR/spool" --job-id 1 --cgroup / \
+      --cgroup-leaves "$leaves"
+    echo "$leaves: $status $output"
+    [ "$status" -eq 64 ]
+    [[ "$output" == *"--cgroup-leaves"*"must be path components"* ]]
+  done
 }
 
 @test "the collector reads its section of the configuration file and rejects unknown keys" {
