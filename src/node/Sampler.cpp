@@ -155,9 +155,12 @@ void Sampler::sample_once(wire::MessageKind kind)
     }
     check_cgroups();
     // Metadata travels with the next message: job_start's, and what is learnt
-    // later (the job's cgroups once found, a warning).
+    // later (the job's cgroups once found, a warning). Found in job_start's
+    // own sample, the job's cgroups name "cpus" again: the latest stands
+    // (twice, encode() refused the message and job_start was lost).
     m_msg.meta.clear();
     m_msg.meta.swap(m_pending_meta);
+    wire::keep_latest_meta(m_msg.meta);
 }
 
 void Sampler::send_current()

@@ -4,6 +4,7 @@
 #pragma once
 
 #include <cmath>
+#include <cstddef>
 #include <cstdint>
 #include <memory>
 #include <string>
@@ -87,5 +88,19 @@ struct Message {
 inline bool is_missing(double v) { return std::isnan(v); }
 
 inline bool wants_ack(const Message &msg) { return msg.version >= k_acked_protocol_version && msg.ack != 0; }
+
+// Metadata gathered for one message may name a key twice (job_start's
+// "cpus", then the "cpus" of the job's cgroups found in the same sample),
+// which encode() refuses: keep each key once, at its last value, in the
+// order of the last occurrences.
+inline void keep_latest_meta(std::vector<std::pair<std::string, std::string>> &meta)
+{
+    for (size_t i = meta.size(); i-- > 0;)
+        for (size_t j = i; j-- > 0;)
+            if (meta[j].first == meta[i].first) {
+                meta.erase(meta.begin() + static_cast<std::ptrdiff_t>(j));
+                --i;
+            }
+}
 
 }  // namespace colmet::wire

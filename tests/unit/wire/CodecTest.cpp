@@ -254,3 +254,25 @@ TEST(WireAck, frames_name_their_sender_exactly)
     EXPECT_EQ(decode_ack(v3, "n1/42/7"), std::nullopt);
     EXPECT_EQ(decode_ack("", "n1/42/7"), std::nullopt);
 }
+
+// A key named twice for one message goes once, at its last value (before,
+// encode() refused the whole message: a job_start lost with its metadata).
+TEST(WireCodec, meta_keeps_the_latest_value_of_each_key)
+{
+    std::vector<std::pair<std::string, std::string>> meta = {{"cgroup", "/a"},    {"cpus", "0"}, {"user", "alice"},
+                                                             {"cgroups", "/a/b"}, {"cpus", "4"}, {"cpus", "8"}};
+    keep_latest_meta(meta);
+    EXPECT_EQ(meta, (std::vector<std::pair<std::string, std::string>>{
+                        {"cgroup", "/a"}, {"user", "alice"}, {"cgroups", "/a/b"}, {"cpus", "8"}}));
+    std::vector<std::pair<std::string, std::string>> none;
+    keep_latest_meta(none);
+    EXPECT_TRUE(none.empty());
+
+    Message msg = sample_message();
+    msg.kind = MessageKind::job_start;
+    msg.meta = {{"cpus", "0"}, {"cpus", "2"}};
+    std::string bytes;
+    EXPECT_FALSE(encode(msg, bytes));  // what the sampler hit
+    keep_latest_meta(msg.meta);
+    EXPECT_TRUE(encode(msg, bytes));
+}
