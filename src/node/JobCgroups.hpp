@@ -59,6 +59,10 @@ public:
     // changed; the caller then rebuilds the backends that read them.
     bool refresh();
 
+    // With a level: the requested directory does not exist yet (nothing is
+    // watched). refresh() then costs a few stat() calls.
+    bool awaiting_directory() const { return m_locator.has_value() && m_watched.empty(); }
+
     // After a sample: which directories hold none of the job's processes.
     void check();
     // Directories of paths() empty for k_empty_samples samples in a row while

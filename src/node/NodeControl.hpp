@@ -16,7 +16,8 @@ struct NodeControlOptions {
     std::string control_dir;         // empty: no control socket
     std::string legacy_control_uri;  // empty: no legacy endpoint
     std::string user;                // the job's owner (--user); empty: root
-    bool perfhw_enabled = false;     // the perfhw backend runs (only then is the controller attached)
+    bool perfhw_enabled = false;     // the perfhw backend runs or waits for the job's cgroup (only then is the
+                                     // controller attached)
     control::JobPerfhwOptions perfhw;
 };
 

@@ -321,7 +321,14 @@ int run(const NodeOptions &o)
                      o.find_cgroup, o.cgroup);
     const size_t job_backend_count = backends.size();
 
-    if (o.enable_perfhw) {
+    // perfhw counts on the job's own directory on cgroup v2: one that does
+    // not exist yet (a Slurm job's, at its prolog) is opened once found
+    // (Sampler::relocate_perfhw). On v1 it counts on colmet's own perf_event
+    // directory, made now, where the hooks put the job's tasks.
+    const bool perfhw_waits = o.enable_perfhw && !cgroups->located() && paths->version == cgroup::Version::v2;
+    if (perfhw_waits)
+        spdlog::info("backend perfhw: its counters open once the job's cgroup is found");
+    if (o.enable_perfhw && !perfhw_waits) {
         auto perf = backends::perfhw::make_perfhw_backend(ctx, *events, o.cgroup_root, o.sysfs_root);
         if (!perf) {
             spdlog::warn("backend perfhw not available: {}", perf.error().message());
@@ -394,7 +401,7 @@ int run(const NodeOptions &o)
                    {o.control_dir,
                     o.legacy_control_uri,
                     o.user,
-                    perfhw_running,
+                    perfhw_running || perfhw_waits,
                     {o.cgroup_root, o.sysfs_root, o.perfhw_mapping_dir}});
     sampler.run();
     return 0;

@@ -49,15 +49,19 @@ Sampler::Sampler(SamplerConfig config, std::vector<std::unique_ptr<MetricBackend
                                             [job](const std::string &text) { spdlog::warn("job {}: {}", job, text); });
         m_delivery = std::make_unique<Delivery>(*m_transport, *m_outbox, m_config.ack_timeout_s);
     }
-    m_msg.backends.resize(m_backends.size());
-    for (size_t i = 0; i < m_backends.size(); ++i) {
-        auto &blk = m_msg.backends[i];
-        blk.name = m_backends[i]->name();
-        blk.scope = m_backends[i]->scope();
-        blk.metrics = m_backends[i]->metrics();
-        blk.values.assign(blk.metrics.size(), 0.0);
-        blk.status.reserve(256);
-    }
+    for (const auto &backend : m_backends)
+        m_msg.backends.push_back(block_for(*backend));
+}
+
+wire::BackendBlock Sampler::block_for(const MetricBackend &backend)
+{
+    wire::BackendBlock blk;
+    blk.name = backend.name();
+    blk.scope = backend.scope();
+    blk.metrics = backend.metrics();
+    blk.values.assign(blk.metrics.size(), 0.0);
+    blk.status.reserve(256);
+    return blk;
 }
 
 Sampler::~Sampler() = default;
@@ -82,14 +86,9 @@ void Sampler::rebuild_job_backends()
     const auto first = static_cast<std::ptrdiff_t>(m_job_backends);
     m_backends.erase(m_backends.begin(), m_backends.begin() + first);
     m_msg.backends.erase(m_msg.backends.begin(), m_msg.backends.begin() + first);
-    std::vector<wire::BackendBlock> blocks(fresh.backends.size());
-    for (size_t i = 0; i < fresh.backends.size(); ++i) {
-        blocks[i].name = fresh.backends[i]->name();
-        blocks[i].scope = fresh.backends[i]->scope();
-        blocks[i].metrics = fresh.backends[i]->metrics();
-        blocks[i].values.assign(blocks[i].metrics.size(), 0.0);
-        blocks[i].status.reserve(256);
-    }
+    std::vector<wire::BackendBlock> blocks;
+    for (const auto &backend : fresh.backends)
+        blocks.push_back(block_for(*backend));
     m_job_backends = fresh.backends.size();
     m_backends.insert(m_backends.begin(), std::make_move_iterator(fresh.backends.begin()),
                       std::make_move_iterator(fresh.backends.end()));
@@ -102,6 +101,35 @@ void Sampler::rebuild_job_backends()
     for (auto &kv : fresh.meta)
         m_pending_meta.push_back(std::move(kv));
     spdlog::info("job {}: sampling {} ({} cgroup backends)", m_config.job_id, m_cgroups->describe(), m_job_backends);
+    relocate_perfhw();
+}
+
+void Sampler::relocate_perfhw()
+{
+    if (!m_perfhw)
+        return;
+    const size_t pi = perfhw_index();
+    const bool running = pi != static_cast<size_t>(-1);
+    auto moved = m_perfhw->relocate(m_cgroups->paths(), m_config.perfhw_events, running ? m_backends[pi].get() : nullptr);
+    if (!moved) {
+        spdlog::warn("job {}: perfhw{}: {}", m_config.job_id, running ? " stays where it was" : " not available",
+                     moved.error().message());
+        return;
+    }
+    if (!*moved)
+        return;  // already counting there
+    if (m_perfhw_paused)
+        m_perfhw->release(**moved);
+    wire::BackendBlock blk = block_for(**moved);
+    if (running) {
+        m_backends[pi] = std::move(*moved);
+        m_msg.backends[pi] = std::move(blk);
+    } else {
+        // After the job's cgroup backends, where NodeMain puts it at start.
+        const auto at = static_cast<std::ptrdiff_t>(m_job_backends);
+        m_backends.insert(m_backends.begin() + at, std::move(*moved));
+        m_msg.backends.insert(m_msg.backends.begin() + at, std::move(blk));
+    }
 }
 
 void Sampler::refresh_cgroups()
@@ -246,7 +274,14 @@ int Sampler::poll_timeout_ms(bool legacy_pending) const
         if (deadline != INT64_MAX)
             timeout = std::min(timeout, to_timeout_ms(deadline - monotonic_ns()));
     }
+    if (perfhw_awaits_directory())
+        timeout = std::min(timeout, k_directory_poll_ms);
     return timeout;
+}
+
+bool Sampler::perfhw_awaits_directory() const
+{
+    return m_perfhw && m_cgroups && m_cgroups->awaiting_directory() && perfhw_index() == static_cast<size_t>(-1);
 }
 
 int Sampler::run()
@@ -291,6 +326,11 @@ int Sampler::run()
         handle_transport(monotonic_ns());
         if (m_legacy)
             legacy_pending = m_legacy->handle(handler);
+        // perf counts from its opening, not from the directory's making: the
+        // counters open as soon as the job's directory exists, before its
+        // first task runs, not at the next sample.
+        if (perfhw_awaits_directory())
+            refresh_cgroups();
         int64_t now = realtime_ns();
         if (now < m_next_ns)
             continue;

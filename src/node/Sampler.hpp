@@ -93,7 +93,8 @@ public:
     // The job's cgroups (optional, before run()): refreshed before every
     // sample; when the directories change (found from the job's processes),
     // the first `job_backends` backends are replaced by what `builder`
-    // makes. A directory holding none of the job's processes is flagged in
+    // makes, and the perfhw controller moves the perfhw counters there (or
+    // opens them, when the job's directory did not exist at start). A directory holding none of the job's processes is flagged in
     // the status of the backends reading it, and recorded once in the
     // metadata (cgroup_warning).
     void set_job_cgroups(std::unique_ptr<JobCgroups> cgroups, size_t job_backends, JobBackendBuilder builder);
@@ -141,6 +142,14 @@ private:
     void refresh_cgroups();       // before a sample
     void check_cgroups();         // after it
     void rebuild_job_backends();
+    // After the job's cgroups changed: the perfhw controller's counters
+    // follow them (opened now if they could not be before).
+    void relocate_perfhw();
+    // perfhw waits for the job's directory (cgroup v2, not made yet): the
+    // loop looks for it every k_directory_poll_ms.
+    bool perfhw_awaits_directory() const;
+    static constexpr int k_directory_poll_ms = 10;
+    static wire::BackendBlock block_for(const MetricBackend &backend);
 
     SamplerConfig m_config;
     std::vector<std::unique_ptr<MetricBackend>> m_backends;

@@ -45,6 +45,9 @@ control::ControlState Sampler::state() const
     if (perfhw_index() != static_cast<size_t>(-1)) {
         s.perfhw = m_perfhw_paused ? "paused" : "counting";
         s.perfhw_events = m_config.perfhw_events;
+    } else if (m_perfhw) {
+        s.perfhw = "waiting";  // for the job's cgroup (relocate_perfhw)
+        s.perfhw_events = m_config.perfhw_events;
     }
     s.samples_sent = m_stats.samples;
     s.dropped = m_stats.dropped;
@@ -72,6 +75,10 @@ control::ControlAnswer Sampler::apply(const control::ControlRequest &r)
         return rejected(Rejection::invalid, "this sampler serves job " + m_config.job_id + ", not " + *r.job_id);
     const size_t pi = perfhw_index();
     const bool wants_perfhw = r.perfhw_events.has_value() || r.perfhw != PerfhwAction::none;
+    if (wants_perfhw && m_perfhw && pi == static_cast<size_t>(-1))
+        return rejected(Rejection::unsupported, "perfhw is waiting for job " + m_config.job_id +
+                                                    "'s cgroup: its counters open when the job's first process "
+                                                    "is found (or could not be opened there: see the sampler's log)");
     if (wants_perfhw && (pi == static_cast<size_t>(-1) || !m_perfhw))
         return rejected(Rejection::unsupported,
                         "perfhw is not running for job " + m_config.job_id +
@@ -111,10 +118,9 @@ control::ControlAnswer Sampler::apply(const control::ControlRequest &r)
     if (rebuilt) {
         // The old backend's counters are disabled, reset and closed as it goes.
         m_backends[pi] = std::move(rebuilt);
-        auto &blk = m_msg.backends[pi];
-        blk.metrics = m_backends[pi]->metrics();
-        blk.values.assign(blk.metrics.size(), std::numeric_limits<double>::quiet_NaN());
-        blk.status.clear();
+        m_msg.backends[pi] = block_for(*m_backends[pi]);
+        std::fill(m_msg.backends[pi].values.begin(), m_msg.backends[pi].values.end(),
+                  std::numeric_limits<double>::quiet_NaN());
         m_config.perfhw_events = *r.perfhw_events;
         if (paused_after)
             m_perfhw->release(*m_backends[pi]);

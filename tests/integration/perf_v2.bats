@@ -72,6 +72,53 @@ setup() {
   [ -z "$(ls -d "$ROOT"/colmet/pv2-* 2>/dev/null)" ]
 }
 
+@test "a sampler started before its job's v2 directory exists opens the counters there as soon as it appears" {
+  # Slurm's cgroup/v2 job: the sampler starts at the prolog, before
+  # slurmstepd makes job_<id>; --find-cgroup names the level. The counters
+  # must open on the directory when it appears, before the first task runs
+  # in it, so they hold the task's whole CPU time.
+  base=$ROOT/colmetpv2w$$
+  mkdir "$base"
+  URI="ipc://$BATS_TEST_TMPDIR/collector.ipc"
+  "$COLMET_BIN/colmet-collector" --config /dev/null --allow-root --zeromq-bind-uri "$URI" --hdf5-dir out \
+    --flush-interval 0.2 -v 2>>collector.log &
+  collector=$!
+  "$COLMET_BIN/colmet-node" --job-id "pv2w-$$" --zeromq-uri "$URI" -s 2 --control-dir "$BATS_TEST_TMPDIR/ctl" \
+    --spool-dir none --cgroup-root "$ROOT" --cgroup "/colmetpv2w$$/job_9" --find-cgroup job_9 \
+    --enable-perfhw --perfhw-list task_clock,page_faults -v 2>>node.log &
+  node=$!
+  wait_for_text node.log "its counters open once the job's cgroup is found"
+  wait_for_text node.log "control socket"
+  # Waiting, the control status says so and a change is refused.
+  run "$COLMET_BIN/colmet-ctl" --control-dir "$BATS_TEST_TMPDIR/ctl" --job-id "pv2w-$$" --status
+  echo "$output"
+  [[ "$output" == *"perfhw         waiting: task_clock,page_faults"* ]]
+  sleep 0.5
+  mkdir "$base/job_9"
+  sh -c 'echo $$ >"$1/cgroup.procs" && exec "$2/colmet-cputime" --output cputime.json -- "$2/colmet-workload" --cpu-seconds 1.5' \
+    sh "$base/job_9" "$COLMET_BIN"
+  run "$COLMET_BIN/colmet-ctl" --control-dir "$BATS_TEST_TMPDIR/ctl" --job-id "pv2w-$$" --status
+  echo "$output"
+  [[ "$output" == *"perfhw         counting: task_clock,page_faults"* ]]
+  stop_pid "$node"
+  rmdir "$base/job_9" "$base"
+  f=out/pv2w-$$.h5
+  for _ in $(seq 100); do [ -f "$f" ] && [ "$(h5 "$f" 'int("summary" in f)' 2>/dev/null)" = 1 ] && break; sleep 0.1; done
+  stop_pid "$collector"
+  cat node.log
+  host=$(h5 "$f" "list(f['hosts'])[0]")
+  task=$(h5 "$f" "last('$host', 'perfhw', 'task_clock')")
+  cpu=$(h5 "$f" "last('$host', 'cgroup_cpu', 'usage')")
+  read -r low high < <(exec_truth cputime.json)
+  echo "perf task_clock $task s, cgroup CPU time $cpu s, whole-life CPU $low s (with colmet-cputime's process $high s)"
+  between_pct "$task" "$low" "$high" "$CPU_PCT"
+  between_pct "$cpu" "$low" "$high" "$CPU_PCT"
+  grep -q "perfhw: counting task_clock,page_faults on $base/job_9" node.log
+  # The job's metadata came through (job_start named it before the directory existed).
+  [ -n "$(h5 "$f" "f['hosts']['$host'].attrs.get('job_start_ns', '')")" ]
+  ! v1_perf_mounted
+}
+
 @test "colmet-job mount-perf-event on the v2 tree mounts nothing and says why" {
   run "$COLMET_BIN/colmet-job" mount-perf-event --cgroup-root "$ROOT"
   echo "$output"

@@ -45,7 +45,7 @@ struct ControlRequest {
 struct ControlState {
     std::string job_id;
     double period_s = 0;
-    std::string perfhw = "off";  // "off" (not enabled), "counting" or "paused"
+    std::string perfhw = "off";  // "off" (not running), "waiting" (for the job's cgroup), "counting" or "paused"
     std::vector<std::string> perfhw_events;
     uint64_t samples_sent = 0;
     uint64_t dropped = 0;

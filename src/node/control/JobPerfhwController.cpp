@@ -5,6 +5,7 @@
 #include "node/backends/perfhw/MappingFile.hpp"
 #include "node/backends/perfhw/PerfEventSpec.hpp"
 #include "node/backends/perfhw/PerfhwBackend.hpp"
+#include "common/text.hpp"
 #include "spec/event_list.hpp"
 
 namespace colmet::node::control {
@@ -39,6 +40,27 @@ Result<std::unique_ptr<MetricBackend>> JobPerfhwController::build(const std::vec
             spdlog::warn("perfhw mapping file: {}", file.error().message());
     }
     return backend;
+}
+
+Result<std::unique_ptr<MetricBackend>> JobPerfhwController::relocate(const cgroup::CgroupPaths &where,
+                                                                     const std::vector<std::string> &names,
+                                                                     MetricBackend *current)
+{
+    m_ctx.cgroup = where;
+    auto *running = static_cast<perfhw::PerfhwBackend *>(current);
+    // cgroup v1: the counters are on colmet's own perf_event directory,
+    // where the hooks put the job's tasks, wherever the other hierarchies
+    // are. v2: on the job's one directory.
+    if (running != nullptr && (where.version != cgroup::Version::v2 || running->perf_dir() == where.unified))
+        return std::unique_ptr<MetricBackend>();
+    auto fresh = build(names);
+    if (!fresh)
+        return fresh.error();
+    if (running != nullptr)
+        static_cast<perfhw::PerfhwBackend &>(**fresh).continue_from(*running);
+    spdlog::info("perfhw: counting {} on {}", text::join(names, ","),
+                 static_cast<perfhw::PerfhwBackend &>(**fresh).perf_dir().string());
+    return fresh;
 }
 
 void JobPerfhwController::release(MetricBackend &backend) noexcept

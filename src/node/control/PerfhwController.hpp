@@ -3,6 +3,7 @@
 // tested without perf counters; JobPerfhwController is the real one.
 #pragma once
 
+#include "cgroup/CgroupPaths.hpp"
 #include "common/result.hpp"
 #include "node/JobContext.hpp"
 #include "node/MetricBackend.hpp"
@@ -25,6 +26,15 @@ public:
     virtual void release(MetricBackend &backend) noexcept = 0;
     // Open them again.
     virtual Result<void> reopen(MetricBackend &backend) = 0;
+    // The job's cgroups changed (found after the start, or moved): count
+    // `names` where they are now. `current` is the running backend, or null
+    // when none could be opened before (a Slurm job's directory that did not
+    // exist yet on cgroup v2). A new backend to put in its place (counting
+    // on from current's totals), or null when current already counts the
+    // right directory. Later build() calls count in `where` too.
+    virtual Result<std::unique_ptr<MetricBackend>> relocate(const cgroup::CgroupPaths &where,
+                                                            const std::vector<std::string> &names,
+                                                            MetricBackend *current) = 0;
 };
 
 struct JobPerfhwOptions {
@@ -44,6 +54,9 @@ public:
     Result<std::unique_ptr<MetricBackend>> build(const std::vector<std::string> &names) override;
     void release(MetricBackend &backend) noexcept override;
     Result<void> reopen(MetricBackend &backend) override;
+    Result<std::unique_ptr<MetricBackend>> relocate(const cgroup::CgroupPaths &where,
+                                                    const std::vector<std::string> &names,
+                                                    MetricBackend *current) override;
 
 private:
     JobContext m_ctx;

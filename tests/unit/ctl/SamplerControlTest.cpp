@@ -78,6 +78,13 @@ public:
         static_cast<FakeBackend &>(b).released = false;
         return ok();
     }
+    Result<std::unique_ptr<MetricBackend>> relocate(const cgroup::CgroupPaths &, const std::vector<std::string> &names,
+                                                    MetricBackend *current) override
+    {
+        if (current != nullptr)
+            return std::unique_ptr<MetricBackend>();
+        return build(names);
+    }
 
 private:
     ControllerLog &m_log;
@@ -99,7 +106,9 @@ std::vector<std::string> names_of(const wire::BackendBlock &b)
 
 class SamplerControlTest : public ::testing::Test {
 protected:
-    std::unique_ptr<Sampler> make(bool with_perfhw = true)
+    // with_perfhw: a perfhw backend and its controller; waiting: the
+    // controller only, its counters not open yet (a job's cgroup not found).
+    std::unique_ptr<Sampler> make(bool with_perfhw = true, bool waiting = false)
     {
         SamplerConfig c;
         c.job_id = "42";
@@ -108,13 +117,14 @@ protected:
         c.collector_uri = "tcp://127.0.0.1:5556";
         std::vector<std::unique_ptr<MetricBackend>> b;
         b.push_back(std::make_unique<FakeBackend>("cgroup_cpu", std::vector<std::string>{"usage"}));
-        if (with_perfhw) {
+        if (with_perfhw || waiting)
             c.perfhw_events = {"task_clock"};
+        if (with_perfhw) {
             b.push_back(
                 std::make_unique<FakeBackend>("perfhw", std::vector<std::string>{"task_clock", "task_clock.scaling"}));
         }
         auto s = std::make_unique<Sampler>(c, std::move(b), std::make_unique<NullTransport>());
-        if (with_perfhw)
+        if (with_perfhw || waiting)
             s->set_perfhw_controller(std::make_unique<FakeController>(log));
         return s;
     }
@@ -334,4 +344,19 @@ TEST_F(SamplerControlTest, a_request_for_another_job_is_refused)
     EXPECT_EQ(s->period_s(), 5);
     r.job_id = "42";
     EXPECT_TRUE(s->apply(r).accepted);
+}
+
+TEST_F(SamplerControlTest, perfhw_waiting_for_the_jobs_cgroup_is_reported_and_refuses_changes)
+{
+    auto s = make(false, true);
+    EXPECT_EQ(s->state().perfhw, "waiting");
+    EXPECT_EQ(s->state().perfhw_events, std::vector<std::string>{"task_clock"});
+    ControlRequest r;
+    r.perfhw = PerfhwAction::pause;
+    auto a = s->apply(r);
+    EXPECT_FALSE(a.accepted);
+    EXPECT_EQ(a.code, Rejection::unsupported);
+    EXPECT_NE(a.reason.find("waiting for job 42's cgroup"), std::string::npos) << a.reason;
+    EXPECT_EQ(log.builds, 0);
+    EXPECT_EQ(s->state().perfhw, "waiting");
 }

@@ -207,6 +207,17 @@ void PerfhwBackend::release() noexcept
     m_released = true;
 }
 
+void PerfhwBackend::continue_from(PerfhwBackend &previous) noexcept
+{
+    previous.release();
+    if (previous.m_events.size() != m_events.size())
+        return;
+    for (size_t i = 0; i < m_events.size(); ++i)
+        if (previous.m_events[i].name != m_events[i].name)
+            return;
+    std::copy(previous.m_base.begin(), previous.m_base.end(), m_base.begin());
+}
+
 Result<void> PerfhwBackend::reopen()
 {
     release();

@@ -67,6 +67,11 @@ public:
     // totals kept by release().
     Result<void> reopen();
     bool released() const { return m_released; }
+    // Take over `previous`'s counts (it is released first) when it counted
+    // the same events: this backend's values go on from its totals, so a
+    // job whose counters move to another directory keeps counters that
+    // never go back. Another event list: nothing taken.
+    void continue_from(PerfhwBackend &previous) noexcept;
 
     const PerfGroup &counters() const { return m_group; }
     const std::vector<int> &cpus() const { return m_cpus; }
