@@ -110,7 +110,8 @@ void Sampler::relocate_perfhw()
         return;
     const size_t pi = perfhw_index();
     const bool running = pi != static_cast<size_t>(-1);
-    auto moved = m_perfhw->relocate(m_cgroups->paths(), m_config.perfhw_events, running ? m_backends[pi].get() : nullptr);
+    auto moved =
+        m_perfhw->relocate(m_cgroups->paths(), m_config.perfhw_events, running ? m_backends[pi].get() : nullptr);
     if (!moved) {
         spdlog::warn("job {}: perfhw{}: {}", m_config.job_id, running ? " stays where it was" : " not available",
                      moved.error().message());

@@ -94,9 +94,8 @@ public:
     // sample; when the directories change (found from the job's processes),
     // the first `job_backends` backends are replaced by what `builder`
     // makes, and the perfhw controller moves the perfhw counters there (or
-    // opens them, when the job's directory did not exist at start). A directory holding none of the job's processes is flagged in
-    // the status of the backends reading it, and recorded once in the
-    // metadata (cgroup_warning).
+    // opens them, when the job's directory did not exist at start). A directory holding none of the job's processes is
+    // flagged in the status of the backends reading it, and recorded once in the metadata (cgroup_warning).
     void set_job_cgroups(std::unique_ptr<JobCgroups> cgroups, size_t job_backends, JobBackendBuilder builder);
 
     // Run until SIGTERM/SIGINT (which must be blocked in the calling thread;

@@ -2,10 +2,10 @@
 
 #include "common/clock.hpp"
 #include "common/log.hpp"
+#include "common/text.hpp"
 #include "node/backends/perfhw/MappingFile.hpp"
 #include "node/backends/perfhw/PerfEventSpec.hpp"
 #include "node/backends/perfhw/PerfhwBackend.hpp"
-#include "common/text.hpp"
 #include "spec/event_list.hpp"
 
 namespace colmet::node::control {

@@ -32,9 +32,8 @@ public:
     // exist yet on cgroup v2). A new backend to put in its place (counting
     // on from current's totals), or null when current already counts the
     // right directory. Later build() calls count in `where` too.
-    virtual Result<std::unique_ptr<MetricBackend>> relocate(const cgroup::CgroupPaths &where,
-                                                            const std::vector<std::string> &names,
-                                                            MetricBackend *current) = 0;
+    virtual Result<std::unique_ptr<MetricBackend>>
+    relocate(const cgroup::CgroupPaths &where, const std::vector<std::string> &names, MetricBackend *current) = 0;
 };
 
 struct JobPerfhwOptions {
@@ -54,9 +53,8 @@ public:
     Result<std::unique_ptr<MetricBackend>> build(const std::vector<std::string> &names) override;
     void release(MetricBackend &backend) noexcept override;
     Result<void> reopen(MetricBackend &backend) override;
-    Result<std::unique_ptr<MetricBackend>> relocate(const cgroup::CgroupPaths &where,
-                                                    const std::vector<std::string> &names,
-                                                    MetricBackend *current) override;
+    Result<std::unique_ptr<MetricBackend>>
+    relocate(const cgroup::CgroupPaths &where, const std::vector<std::string> &names, MetricBackend *current) override;
 
 private:
     JobContext m_ctx;
