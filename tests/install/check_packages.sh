@@ -72,6 +72,10 @@ dpkg-query -W -f='${Conffiles}\n' slurm-spank-colmet | grep -q "/etc/slurm/plugs
 for m in colmet-node.8 colmet-job.8 colmet-collector.8 colmet.7 colmet-report.1 spank-colmet.8; do
   man -w "${m%.*}" >/dev/null 2>&1 || [ -e "/usr/share/man/man${m##*.}/$m.gz" ] || fail "man page $m not installed"
 done
+# The licence, in every package (debian/copyright, GPL-2+; LICENSE in the tree).
+for p in "${packages[@]}"; do
+  grep -q "^License: GPL-2+" "/usr/share/doc/$p/copyright" 2>/dev/null || fail "$p: no GPL-2+ in /usr/share/doc/$p/copyright"
+done
 for f in README.md grafana/colmet-cluster.json grafana/colmet-job.json vmalert/colmet-rules.yml; do
   dpkg -L colmet-collector | grep -qx "/usr/share/colmet/contrib/$f" || fail "colmet-collector lacks contrib/$f"
 done
