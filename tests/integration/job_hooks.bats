@@ -279,3 +279,36 @@ cgroup_levels() {
   [ -z "$(cgroup_levels "/colmet-kept-$$/job_3")" ]
   [ -n "$(cgroup_levels "/colmet-kept-$$")" ]
 }
+
+@test "site defaults in colmet.conf [node]: the perf events of a plain 'perfhw' spec, a node backend for every job" {
+  require_h5py
+  # What an admin writes (colmet.conf(5), "Site defaults"): colmet-job start
+  # passes the file on, colmet-node takes the keys a job's spec leaves open.
+  sys=$BATS_TEST_TMPDIR/sys
+  mkdir -p "$sys/devices/system/cpu"
+  cp -r "$BATS_TEST_DIRNAME/../fixtures/node/thermal/sys/." "$sys/"
+  cp /sys/devices/system/cpu/online "$sys/devices/system/cpu/online"
+  conf=$BATS_TEST_TMPDIR/colmet.conf
+  printf '[node]\nperfhw-list = task_clock,page_faults\nenable-temperature = true\n' >"$conf"
+  start_collector "$URI" "$OUT"
+  job=$((7000 + RANDOM))
+  job_cgroup carol "$job"
+  spec=period=0.5; have_perf && spec=perfhw
+  run start_job "$job" carol --config "$conf" --sysfs-root "$sys" --spec "$spec"
+  [ "$status" -eq 0 ]
+  pid=$(record_pid "$job")
+  # Neither comes from colmet-job's command line: the sampler read them.
+  [[ "$(tr '\0' ' ' < /proc/$pid/cmdline)" != *temperature* ]]
+  [[ "$(tr '\0' ' ' < /proc/$pid/cmdline)" != *task_clock* ]]
+  sleep 1
+  run "$COLMET_BIN/colmet-job" stop --job-id "$job" --run-dir "$RUN" --spool-dir "$BATS_TEST_TMPDIR/spool" --log-file "$LOG"
+  [ "$status" -eq 0 ]
+  stop_pid "$COLLECTOR_PID"; COLLECTOR_PID=
+  f="$OUT/$job.h5"
+  host=$(h5 "$f" 'list(f["hosts"])[0]')
+  [ "$(h5 "$f" "f['hosts/$host/temperature'].attrs['scope']")" = node ]
+  [ "$(h5 "$f" "last('$host', 'temperature', 'coretemp1.core_0')")" = "44.0" ]
+  if have_perf; then
+    [ "$(h5 "$f" "seg('$host', 'perfhw')[0]")" = "['task_clock', 'page_faults', 'task_clock.scaling', 'page_faults.scaling']" ]
+  fi
+}
