@@ -18,6 +18,8 @@ test_packages=(
   # tests, fuzzing, benchmarks
   libgtest-dev libgmock-dev googletest libbenchmark-dev bats clang libclang-rt-14-dev clang-format clang-tidy
   hdf5-tools python3-h5py python3-numpy mandoc procps linux-perf acl logrotate
+  # colmet-job run under the real sudo (the command runs as the user who ran sudo)
+  sudo
   # the time-series sink's tests: a real store, and Prometheus' protobuf messages to decode with
   victoria-metrics libprotobuf-dev protobuf-compiler python3-yaml
   # the Python package (python/): colmet.open, colmet-report, its tests (pytest, a headless browser)

@@ -81,6 +81,8 @@ int job_main(int argc, char **argv)
             "Also run colmet-node's node-level backend " + std::string(b.name) + " (" + std::string(b.description) +
                 ")");
     }
+    run_cmd->add_flag("--as-root", run.as_root,
+                      "Under sudo, run the command as root (by default it runs as the user who ran sudo)");
     run_cmd->add_flag("-q,--quiet", run.quiet, "Do not print the summary");
     run_cmd
         ->add_option("--report", run.report_path, "Also write the job's HTML report to this file (runs colmet-report)")

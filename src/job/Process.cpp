@@ -1,9 +1,13 @@
 #include "job/Process.hpp"
 
+#include <algorithm>
 #include <cerrno>
 #include <csignal>
 #include <cstdlib>
 #include <fcntl.h>
+#include <grp.h>
+#include <pwd.h>
+#include <string_view>
 #include <sys/wait.h>
 #include <thread>
 #include <unistd.h>
@@ -24,6 +28,54 @@ void redirect(const std::string &path, int target)
 }
 
 }  // namespace
+
+Result<std::optional<Credentials>> sudo_invoker()
+{
+    const char *name = std::getenv("SUDO_USER");
+    if (::geteuid() != 0 || name == nullptr || *name == '\0' || std::string_view(name) == "root")
+        return std::optional<Credentials>();
+    std::vector<char> buf(16384);
+    passwd pw{};
+    passwd *found = nullptr;
+    if (int err = ::getpwnam_r(name, &pw, buf.data(), buf.size(), &found); err != 0 || found == nullptr)
+        return Error(Errc::not_found, std::string("sudo's user '") + name +
+                                          "' (SUDO_USER) is not known here: cannot run the command as that user "
+                                          "(--as-root runs it as root)");
+    Credentials c;
+    c.user = pw.pw_name;
+    c.uid = pw.pw_uid;
+    c.gid = pw.pw_gid;
+    int n = 64;
+    c.groups.resize(static_cast<size_t>(n));
+    while (::getgrouplist(pw.pw_name, pw.pw_gid, c.groups.data(), &n) < 0) {
+        c.groups.resize(static_cast<size_t>(n) + 16);
+        n = static_cast<int>(c.groups.size());
+    }
+    c.groups.resize(static_cast<size_t>(n));
+    const std::string home = pw.pw_dir, shell = pw.pw_shell && *pw.pw_shell ? pw.pw_shell : "/bin/sh";
+    const std::vector<std::pair<std::string, std::string>> set = {
+        {"HOME", home}, {"USER", c.user}, {"LOGNAME", c.user}, {"SHELL", shell}, {"MAIL", "/var/mail/" + c.user}};
+    for (char **e = environ; *e != nullptr; ++e) {
+        std::string_view var = *e;
+        const std::string_view key = var.substr(0, var.find('='));
+        if (std::none_of(set.begin(), set.end(), [key](const auto &kv) { return kv.first == key; }))
+            c.env.emplace_back(var);
+    }
+    for (const auto &[key, value] : set)
+        c.env.push_back(key + "=" + value);
+    return std::optional<Credentials>(std::move(c));
+}
+
+int become(const Credentials &c)
+{
+    if (::setgroups(c.groups.size(), c.groups.data()) != 0)
+        return errno;
+    if (::setresgid(c.gid, c.gid, c.gid) != 0)
+        return errno;
+    if (::setresuid(c.uid, c.uid, c.uid) != 0)
+        return errno;
+    return 0;
+}
 
 sigset_t term_signals()
 {

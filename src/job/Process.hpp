@@ -26,6 +26,28 @@ struct SpawnOptions {
 // kept blocked around fork() and across exec().
 sigset_t term_signals();
 
+// Who a command runs as when colmet-job drops root: sudo's invoking user,
+// resolved in the parent (the child only makes system calls).
+struct Credentials {
+    std::string user;
+    uid_t uid = 0;
+    gid_t gid = 0;
+    std::vector<gid_t> groups;     // the user's supplementary groups (getgrouplist)
+    std::vector<std::string> env;  // the environment to exec with ("NAME=value")
+};
+
+// Under sudo (root, SUDO_USER set to another user): that user's credentials
+// and the environment sudo gives a command it runs as a user: the current
+// one (which sudo already reset) with HOME, USER, LOGNAME, SHELL and MAIL of
+// the user. nullopt when not run by sudo for another user; an error when
+// SUDO_USER names no user here.
+Result<std::optional<Credentials>> sudo_invoker();
+
+// In a forked child: become `c` (supplementary groups, group, user; the
+// saved IDs too, so root cannot be regained). Async-signal-safe. 0, or the
+// errno of the step that failed.
+int become(const Credentials &c);
+
 // fork + exec argv[0] (a path) with the given arguments. Every fd but 0, 1
 // and 2 is closed in the child.
 Result<pid_t> spawn(const std::vector<std::string> &argv, const SpawnOptions &options = {});

@@ -191,6 +191,23 @@ int run_command(const RunOptions &o)
         spdlog::critical("--job-id '{}': use 1 to 128 printable ASCII characters without '/'", job_id);
         return 64;
     }
+    // Under sudo the command runs as the user who ran sudo; colmet's own
+    // processes (cgroup, sampler, collector) stay root's.
+    std::optional<Credentials> as_user;
+    if (!o.as_root) {
+        auto invoker = sudo_invoker();
+        if (!invoker) {
+            spdlog::critical("{}", invoker.error().message());
+            return 64;
+        }
+        as_user = std::move(*invoker);
+    }
+    std::vector<char *> user_env;
+    if (as_user) {
+        user_env = exec_argv(as_user->env);
+        spdlog::info("the command runs as {} (uid {}), who ran sudo; --as-root runs it as root", as_user->user,
+                     as_user->uid);
+    }
     struct sigaction remember {
     }, old_int{}, old_quit{}, old_term{}, old_hup{};
     remember.sa_handler = remember_signal;
@@ -329,7 +346,15 @@ int run_command(const RunOptions &o)
         for (const auto &a : o.command)
             args.push_back(const_cast<char *>(a.c_str()));
         args.push_back(nullptr);
-        ::execvp(args[0], args.data());
+        if (as_user) {
+            if (int err = become(*as_user); err != 0) {
+                std::fprintf(stderr, "colmet-job: cannot become %s: %s\n", as_user->user.c_str(), std::strerror(err));
+                _exit(70);
+            }
+            ::execvpe(args[0], args.data(), user_env.data());
+        } else {
+            ::execvp(args[0], args.data());
+        }
         int err = errno;
         std::fprintf(stderr, "colmet-job: cannot run %s: %s\n", args[0], std::strerror(err));
         _exit(err == ENOENT ? 127 : 126);

@@ -18,6 +18,7 @@ struct RunOptions {
     std::vector<std::string> node_backends;  // node-level backends to enable (rapl, temperature, ...)
     bool quiet = false;                      // no summary
     std::string report_path;                 // non-empty: colmet-report writes the job's HTML report here
+    bool as_root = false;                    // under sudo, run the command as root, not as sudo's user
     int verbosity = 0;
     std::vector<std::string> command;
 };

@@ -3,6 +3,8 @@
 # two throw-away users each run a job through colmet-job run; each reads
 # their own file with the colmet Python package and is refused the other's.
 # With hdf5-owner = collector nobody but the collector's user and group reads.
+# Who the command of `sudo colmet-job run` runs as: the user who ran sudo,
+# through the real sudo.
 
 load helpers
 
@@ -27,9 +29,11 @@ setup() {
 
 teardown() {
   [ -n "${COLLECTOR_PID:-}" ] && kill -9 "$COLLECTOR_PID" 2>/dev/null || true
+  rm -f "/etc/sudoers.d/colmet-test-$$"
   cat "$LOG" 2>/dev/null | tail -20 || true
   userdel "$ALICE" 2>/dev/null || true
   userdel "$BOB" 2>/dev/null || true
+  groupdel "colmet-grp-$$" 2>/dev/null || true
   rm -rf "$WORK"
 }
 
@@ -130,4 +134,44 @@ except colmet.ColmetError as e:
   run "$COLMET_BIN/colmet-collector" --config /dev/null --allow-root --hdf5-dir "$OUT" --hdf5-owner group
   [ "$status" -eq 64 ]
   [[ "$output" == *"'group' is not one of: job-user, collector"* ]]
+}
+
+@test "sudo colmet-job run: the command runs as the user who ran sudo, with their groups and environment; --as-root as root" {
+  command -v sudo >/dev/null || skip "sudo is not installed (scripts/install-deps.sh test)"
+  printf '%s ALL=(root) NOPASSWD: %s\n' "$ALICE" "$COLMET_BIN/colmet-job" >"/etc/sudoers.d/colmet-test-$$"
+  chmod 0440 "/etc/sudoers.d/colmet-test-$$"
+  groupadd --system "colmet-grp-$$"
+  usermod -a -G "colmet-grp-$$" "$ALICE"
+  mkdir -m 0777 "$WORK/cwd"
+  cd "$WORK/cwd"
+  # What the command sees, printed by itself; and whose processes the job's cgroup held.
+  probe='echo $(id -u) $(id -g) $(id -G | tr " " "\n" | sort -n); echo "$HOME $USER $LOGNAME"'
+  run setpriv --reuid="$ALICE" --regid="$(id -g "$ALICE")" --init-groups \
+    sudo -n "$COLMET_BIN/colmet-job" run -q --hdf5-dir "$OUT" --job-id sudo-a -- sh -c "$probe"
+  echo "$output"
+  [ "$status" -eq 0 ]
+  home=$(getent passwd "$ALICE" | cut -d: -f6)
+  groups=$(id -G "$ALICE" | tr ' ' '\n' | sort -n | tr '\n' ' ')
+  [[ "$groups" == *"$(getent group "colmet-grp-$$" | cut -d: -f3) "* ]]
+  [ "${lines[0]}" = "$(id -u "$ALICE") $(id -g "$ALICE") ${groups% }" ]
+  [ "${lines[1]}" = "$home $ALICE $ALICE" ]
+  [[ "${lines[0]}" != "0 "* ]]
+  # The job is the user's: recorded as theirs, readable by them.
+  [ "$(h5 "$OUT/sudo-a.h5" "f['hosts'][list(f['hosts'])[0]].attrs['user']")" = "$ALICE" ]
+  run open_as "$ALICE" "$OUT/sudo-a.h5"
+  [ "$status" -eq 0 ] && [ "$output" = sudo-a ]
+
+  run setpriv --reuid="$ALICE" --regid="$(id -g "$ALICE")" --init-groups \
+    sudo -n "$COLMET_BIN/colmet-job" run -q --as-root --hdf5-dir "$OUT" --job-id sudo-b -- id -u
+  echo "$output"
+  [ "$status" -eq 0 ] && [ "$output" = 0 ]
+}
+
+@test "colmet-job run refuses a SUDO_USER unknown here, before it starts anything" {
+  run env SUDO_USER="colmet-nosuchuser-$$" "$COLMET_BIN/colmet-job" run --hdf5-dir "$OUT" --job-id nouser -- true
+  echo "$output"
+  [ "$status" -eq 64 ]
+  [[ "$output" == *"sudo's user 'colmet-nosuchuser-$$' (SUDO_USER) is not known here"*"--as-root"* ]]
+  [ ! -e "$OUT/nouser.h5" ]
+  [ -z "$(ls -d "$CGROOT"/colmet/nouser "$CGROOT"/*/colmet/nouser 2>/dev/null)" ]
 }
