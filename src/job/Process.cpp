@@ -62,7 +62,7 @@ Result<std::optional<Credentials>> sudo_invoker()
             c.env.emplace_back(var);
     }
     for (const auto &[key, value] : set)
-        c.env.push_back(key + "=" + value);
+        c.env.push_back(std::string(key).append("=").append(value));
     return std::optional<Credentials>(std::move(c));
 }
 
