@@ -1,8 +1,9 @@
 #!/bin/bash
 # pid 1 of the user-mode Linux guest booted by uml_run.sh: a pure cgroup v2
 # machine of its own (proc, sysfs, cgroup2, tmpfs /run /tmp /dev/shm, the
-# loopback), then the command uml_run.sh wrote in $COLMET_UML_DIR/env, its
-# output and exit status written back there, and power off.
+# loopback; what the command needs of the machine's /tmp bound in), then
+# the command uml_run.sh wrote in $COLMET_UML_DIR/env, its output and exit
+# status written back there, and power off.
 export PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin
 dir=${COLMET_UML_DIR:?}
 unset COLMET_UML_DIR
@@ -11,7 +12,13 @@ unset COLMET_UML_DIR
   mount -t sysfs sysfs /sys
   mount -t cgroup2 cgroup2 /sys/fs/cgroup
   mount -t tmpfs -o mode=0755 tmpfs /run
+  # The machine's /tmp entries the command needs (uml_run.sh lists them),
+  # bound into the guest's own /tmp.
+  mkdir /run/host-tmp && mount --bind /tmp /run/host-tmp
   mount -t tmpfs -o mode=1777 tmpfs /tmp
+  while read -r entry; do
+    [ -n "$entry" ] && mkdir -p "/tmp/$entry" && mount --bind "/run/host-tmp/$entry" "/tmp/$entry"
+  done <"$dir/tmp_entries"
   mkdir -p /dev/shm && mount -t tmpfs -o mode=1777 tmpfs /dev/shm
   [ -e /dev/fd ] || ln -s /proc/self/fd /dev/fd
   ip link set lo up

@@ -64,6 +64,13 @@ trap cleanup EXIT
   printf 'cmd=('; printf '%q ' "$@"; printf ')\n'
 } >"$dir/env"
 
+# The guest's /tmp is a tmpfs of its own: what the command needs from the
+# machine's /tmp (a clone or a build there) is bound into it, one entry of
+# /tmp per line.
+for p in "$PWD" "${COLMET_BIN:-}" "$here" "$@"; do
+  case "$p" in /tmp/?*) p=${p#/tmp/}; echo "${p%%/*}" ;; esac
+done | sort -u >"$dir/tmp_entries"
+
 args=(mem="$mem" root=/dev/root rootfstype=hostfs rootflags=/ rw init="$here/guest_init.sh"
       con=null con0=null,fd:2 COLMET_UML_DIR="$dir")
 if [ "$disk" -gt 0 ]; then
