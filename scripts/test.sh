@@ -11,11 +11,12 @@
 # readers (COLMET_FUZZ_SECONDS sets the minute).
 #
 # Two cores are kept busy: most tests wait (on sampling periods, daemons,
-# guests), so while the release tests run, the ASan build, the Debian
-# packages and the fuzzers are built in the background at the lowest CPU
-# priority (nice 19: they take only what the tests leave idle); while the
-# ASan tests run, the fuzzers run the same way. Each stage's time is printed
-# at the end.
+# guests), so once the release build is done, the ASan build, the Debian
+# packages, the libFuzzer build and the fuzzing runs go on one after the
+# other in the background at the lowest CPU priority (nice 19: they take
+# what the tests leave idle), while the release tests, then the ASan tests
+# (as soon as their build is there), then the package test run in the
+# foreground. Each stage's time is printed at the end.
 # Run as root on Debian 12 (tests that need root skip themselves, with the
 # reason, otherwise).
 set -uo pipefail
@@ -52,27 +53,37 @@ run_ctest() {
   rm -f "$log"
 }
 
-# background NAME COMMAND...: run COMMAND at nice 19 in the idle I/O class, its output in
-# $logs/NAME.log and its time and status in $logs/NAME.rc.
-background() {
+# The background chain: each stage runs at nice 19 in the idle I/O class,
+# its output in $logs/NAME.log, and writes "STATUS SECONDS" to $logs/NAME.rc
+# when it ends; a stage after a failed one is not run (its .rc says 125).
+bg_stage() {
   local name=$1; shift
-  (
-    start=$SECONDS
-    nice -n 19 ionice -c 3 "$@" >"$logs/$name.log" 2>&1
-    echo "$? $((SECONDS - start))" >"$logs/$name.rc"
-  ) &
-  echo "$!" >"$logs/$name.pid"
+  local start=$SECONDS
+  nice -n 19 ionice -c 3 "$@" >"$logs/$name.log" 2>&1
+  local rc=$?
+  echo "$rc $((SECONDS - start))" >"$logs/$name.rc"
+  return $rc
 }
+bg_skip() { for name in "$@"; do echo "125 0" >"$logs/$name.rc"; done; }
 
-# join NAME WHAT: wait for a background stage; its time goes to the table,
-# its log to the output when it failed. Status 0 when it succeeded.
-join() {
-  local name=$1 what=$2 rc secs
-  wait "$(cat "$logs/$name.pid")"
+# await NAME WHAT: wait for a background stage; its time goes to the table,
+# the end of its log to the output (all of it that matters when it failed).
+# Status 0 when it succeeded.
+await() {
+  local name=$1 what=$2 rc secs t=$SECONDS
+  while [ ! -s "$logs/$name.rc" ]; do
+    kill -0 "$chain_pid" 2>/dev/null || { echo "125 0" >"$logs/$name.rc"; break; }
+    sleep 1
+  done
   read -r rc secs <"$logs/$name.rc"
+  [ $((SECONDS - t)) -gt 0 ] && timed "waiting for: $what" $((SECONDS - t))
+  if [ "$rc" -eq 125 ]; then
+    echo "== $what: not run (an earlier background stage failed) =="
+    return 1
+  fi
   timed "$what (background, nice 19)" "$secs"
   if [ "$rc" -ne 0 ]; then
-    echo "== $what FAILED (exit $rc); its log: =="
+    echo "== $what FAILED (exit $rc); the end of its log: =="
     tail -80 "$logs/$name.log"
     return 1
   fi
@@ -90,45 +101,26 @@ t=$SECONDS
 scripts/build.sh release || exit 1
 timed "release build" $((SECONDS - t))
 
-# While the release tests run: the ASan build, then the packages and the
-# fuzzers, one after the other (one build at a time, each with every core).
-# No -dbgsym packages: they are not installed, and take build time.
-step "In the background at nice 19: the ASan + UBSan build, the Debian packages, the libFuzzer build (logs in $logs)"
-background builds bash -c "scripts/build.sh asan && echo 'asan build done' \
-  && DEB_BUILD_OPTIONS=noautodbgsym scripts/packages.sh '$logs/packages' && echo 'packages done' \
-  && scripts/build.sh fuzz && echo 'fuzz build done'"
+# In the background, one stage after the other (each build with every
+# core): the ASan build, the Debian packages (-O0, DEB_BUILD_OPTIONS=noopt:
+# the test checks the packaging, not the optimiser; no -dbgsym packages, they
+# are not installed), the libFuzzer build and the fuzzing runs.
+step "In the background at nice 19: the ASan + UBSan build, the Debian packages, the libFuzzer build and ${FUZZ_SECONDS} s runs (logs in $logs)"
+(
+  bg_stage asan scripts/build.sh asan || { bg_skip packages fuzz_build fuzz; exit; }
+  bg_stage packages env DEB_BUILD_OPTIONS="noautodbgsym noopt" scripts/packages.sh "$logs/packages"
+  bg_stage fuzz_build scripts/build.sh fuzz || { bg_skip fuzz; exit; }
+  bg_stage fuzz scripts/fuzz.sh "$FUZZ_SECONDS"
+) &
+chain_pid=$!
 
 step "Unit, integration, lint and system tests (release build; system: a real cgroup v2 kernel, user-mode Linux, the real OAR and Slurm)"
 t=$SECONDS
 run_ctest build 'unit|integration|lint|system'
 timed "release tests (unit, integration, lint, system)" $((SECONDS - t))
 
-step "Waiting for the background builds"
-t=$SECONDS
-builds_ok=1
-join builds "ASan build, Debian packages, libFuzzer build" || {
-  builds_ok=0
-  failed=$((failed + 1)); failures+=("background builds (ASan, packages, fuzz): see above")
-}
-timed "waiting for them after the release tests" $((SECONDS - t))
-grep -q '^asan build done' "$logs/builds.log" && asan_ok=1 || asan_ok=0
-grep -q '^packages done' "$logs/builds.log" && packages_ok=1 || packages_ok=0
-
-if [ "$packages_ok" -eq 1 ]; then
-  step "Debian packages: linted, installed, used and purged (tests/install/check_packages.sh)"
-  t=$SECONDS
-  export COLMET_PACKAGES_DIR=$logs/packages  # check_packages.sh takes these instead of building again
-  run_ctest build 'packaging'
-  unset COLMET_PACKAGES_DIR
-  timed "package test (lintian, install, use, purge)" $((SECONDS - t))
-fi
-
-if [ "$builds_ok" -eq 1 ]; then
-  step "In the background at nice 19: ${FUZZ_SECONDS} s libFuzzer runs of the decoder, the sink, the control protocol, the spool reader and the key files"
-  background fuzz scripts/fuzz.sh "$FUZZ_SECONDS"
-fi
-
-if [ "$asan_ok" -eq 1 ]; then
+step "Waiting for the ASan + UBSan build"
+if await asan "ASan + UBSan build"; then
   step "Unit and integration tests under ASan + UBSan"
   t=$SECONDS
   export ASAN_OPTIONS=detect_leaks=1:abort_on_error=0:strict_string_checks=1
@@ -136,18 +128,29 @@ if [ "$asan_ok" -eq 1 ]; then
   run_ctest build-asan 'unit|integration'
   unset ASAN_OPTIONS UBSAN_OPTIONS
   timed "ASan + UBSan tests (unit, integration)" $((SECONDS - t))
+else
+  failed=$((failed + 1)); failures+=("the ASan + UBSan build failed: its tests did not run")
 fi
 
-if [ "$builds_ok" -eq 1 ]; then
-  step "Waiting for the fuzzing runs"
+step "Waiting for the Debian packages"
+if await packages "Debian packages (dpkg-buildpackage)"; then
+  step "Debian packages: linted, installed, used and purged (tests/install/check_packages.sh)"
   t=$SECONDS
-  if join fuzz "fuzzing runs"; then
-    passed=$((passed + 1))
-  else
-    failed=$((failed + 1)); failures+=("fuzz: a fuzzing run (decoder, sink, control, spool or keys) failed")
-  fi
-  timed "waiting for them after the ASan tests" $((SECONDS - t))
+  export COLMET_PACKAGES_DIR=$logs/packages  # check_packages.sh takes these instead of building again
+  run_ctest build 'packaging'
+  unset COLMET_PACKAGES_DIR
+  timed "package test (lintian, install, use, purge)" $((SECONDS - t))
+else
+  failed=$((failed + 1)); failures+=("the Debian packages were not built: their test did not run")
 fi
+
+step "Waiting for the fuzzing runs"
+if await fuzz_build "libFuzzer build" && await fuzz "fuzzing runs (decoder, sink, control, spool, keys)"; then
+  passed=$((passed + 1))
+else
+  failed=$((failed + 1)); failures+=("fuzz: the libFuzzer build or a fuzzing run (decoder, sink, control, spool or keys) failed")
+fi
+wait "$chain_pid" 2>/dev/null
 
 echo
 echo "== Time per stage (wall clock; background stages overlap the ones before them) =="
