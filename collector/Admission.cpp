@@ -1,5 +1,7 @@
 #include "collector/Admission.hpp"
 
+#include "common/period.hpp"
+
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
@@ -7,10 +9,6 @@
 
 namespace colmet::collector {
 namespace {
-
-// colmet-node's shortest period, which is also the least time between two
-// samples it takes on demand (sample_now).
-constexpr double k_min_period_s = 0.1;
 
 int64_t to_ns(double s) { return static_cast<int64_t>(std::llround(s * 1e9)); }
 
@@ -37,9 +35,15 @@ std::string whose(const wire::Message &m)
 }  // namespace
 
 Admission::Admission(AdmissionLimits limits)
-    : m_limits(limits), m_forget_ns(to_ns(limits.forget_after_s)), m_senders(limits.max_tracked),
-      m_pairs(limits.max_tracked)
+    : m_limits(limits), m_forget_ns(to_ns(limits.forget_after_s)),
+      m_senders(limits.max_tracked, m_forget_ns, std::max(m_forget_ns, to_ns(2 * k_max_period_s))),
+      m_pairs(limits.max_tracked, m_forget_ns, std::max(m_forget_ns, to_ns(2 * k_max_period_s)))
 {
+}
+
+bool Admission::slow(const wire::Message &msg) const
+{
+    return 2 * effective_period(msg.period_s) > m_limits.forget_after_s;
 }
 
 std::optional<Refused> Admission::admit(const wire::Message &msg, int64_t now_mono_ns, int64_t now_real_ns)
@@ -87,9 +91,9 @@ double Admission::allowance(double elapsed_s, double period_a, double period_b) 
     return static_cast<double>(m_limits.sequence_slack) + 2 * rate * std::max(elapsed_s, 0.0);
 }
 
-std::optional<Refused> Admission::check_sender(const wire::Message &msg, Senders::iterator sender, int64_t now_mono_ns)
+std::optional<Refused> Admission::check_sender(const wire::Message &msg, Senders::Ref sender, int64_t now_mono_ns)
 {
-    if (sender == m_senders.end()) {
+    if (!sender) {
         // Nothing to compare seq with; dropped as if the previous message
         // had come when the sender would have been forgotten.
         const double allowed = allowance(m_limits.forget_after_s, msg.period_s, msg.period_s);
@@ -137,9 +141,9 @@ void Admission::refill(HostState &host, int64_t now_mono_ns) const
     host.tokens_ns = now_mono_ns;
 }
 
-std::optional<Refused> Admission::check_pair(const wire::Message &msg, Pairs::iterator pair, int64_t now_mono_ns)
+std::optional<Refused> Admission::check_pair(const wire::Message &msg, Pairs::Ref pair, int64_t now_mono_ns)
 {
-    const bool is_new = pair == m_pairs.end();
+    const bool is_new = !pair;
     const bool opens =
         is_new ? msg.kind != wire::MessageKind::job_end : !pair->value.open && msg.kind == wire::MessageKind::job_start;
     if (!opens && !is_new)
@@ -166,12 +170,14 @@ std::optional<Refused> Admission::check_pair(const wire::Message &msg, Pairs::it
     return std::nullopt;
 }
 
-void Admission::remember(const wire::Message &msg, Senders::iterator sender, Pairs::iterator pair, int64_t now_mono_ns)
+void Admission::remember(const wire::Message &msg, Senders::Ref sender, Pairs::Ref pair, int64_t now_mono_ns)
 {
     const bool starts = msg.kind == wire::MessageKind::job_start;
     const bool ends = msg.kind == wire::MessageKind::job_end;
-    if (sender == m_senders.end()) {
-        m_senders.insert(msg.sender, SenderState{msg.seq, msg.time_ns, msg.period_s, ends}, now_mono_ns,
+    const bool is_slow = slow(msg);
+    const auto forget = [this](Pairs::Entry &e) { forget_pair(e); };
+    if (!sender) {
+        m_senders.insert(msg.sender, SenderState{msg.seq, msg.time_ns, msg.period_s, ends}, now_mono_ns, is_slow,
                          [](Senders::Entry &) {});
     } else {
         SenderState &s = sender->value;
@@ -179,10 +185,10 @@ void Admission::remember(const wire::Message &msg, Senders::iterator sender, Pai
         s.time_ns = std::max(s.time_ns, msg.time_ns);
         s.period_s = msg.period_s;
         s.ended = ends || (s.ended && !starts);
-        m_senders.touch(sender, now_mono_ns);
+        m_senders.touch(sender, now_mono_ns, is_slow, [](Senders::Entry &) {});
     }
 
-    if (pair != m_pairs.end()) {
+    if (pair) {
         PairState &p = pair->value;
         if ((ends && p.open) || (starts && !p.open)) {
             p.open = !p.open;
@@ -192,12 +198,12 @@ void Admission::remember(const wire::Message &msg, Senders::iterator sender, Pai
             else
                 --host.open;
         }
-        m_pairs.touch(pair, now_mono_ns);
+        m_pairs.touch(pair, now_mono_ns, is_slow, forget);
         return;
     }
     // Inserting may first forget the least recently heard pair, and with it
     // perhaps this host's or this job's entry: count after.
-    m_pairs.insert(m_key, PairState{!ends}, now_mono_ns, [this](Pairs::Entry &e) { forget_pair(e); });
+    m_pairs.insert(m_key, PairState{!ends}, now_mono_ns, is_slow, forget);
     auto [host_it, added] = m_hosts.try_emplace(msg.host);
     HostState &host = host_it->second;
     if (added) {
@@ -230,9 +236,8 @@ void Admission::forget_pair(Pairs::Entry &pair)
 
 void Admission::expire(int64_t now_mono_ns)
 {
-    const int64_t cutoff = now_mono_ns - m_forget_ns;
-    m_senders.expire(cutoff, [](Senders::Entry &) {});
-    m_pairs.expire(cutoff, [this](Pairs::Entry &e) { forget_pair(e); });
+    m_senders.expire(now_mono_ns, [](Senders::Entry &) {});
+    m_pairs.expire(now_mono_ns, [this](Pairs::Entry &e) { forget_pair(e); });
 }
 
 }  // namespace colmet::collector

@@ -27,13 +27,16 @@
 //      when the collector restarted) do not count as new.
 //
 // The state is bounded: senders and (job, host) pairs not heard from for
-// forget_after_s are forgotten (a forgotten sender's next message counts as
-// its first), and each table holds at most max_tracked entries, the least
-// recently heard going first. 0 in max_clock_skew_s, max_hosts_per_job,
+// max(forget_after_s, 2 periods) are forgotten (a forgotten sender's next
+// message counts as its first; a forgotten pair's, as a new job): those
+// whose last stated period is at most forget_after_s / 2 after
+// forget_after_s, the others after twice the longest period (3,600 s). Each
+// of these two classes holds at most max_tracked senders and as many
+// pairs, the least recently heard going first. 0 in max_clock_skew_s, max_hosts_per_job,
 // max_jobs_per_host or max_new_jobs_per_minute turns that check off.
 #pragma once
 
-#include "collector/LruTable.hpp"
+#include "collector/RetentionTable.hpp"
 #include "wire/message.hpp"
 
 #include <cstdint>
@@ -100,14 +103,17 @@ private:
     };
     template <typename V>
     using StringMap = std::unordered_map<std::string, V, StringHash, std::equal_to<>>;
-    using Senders = LruTable<SenderState>;
-    using Pairs = LruTable<PairState>;
+    using Senders = RetentionTable<SenderState>;
+    using Pairs = RetentionTable<PairState>;
 
     std::optional<Refused> check_clock(const wire::Message &msg, int64_t now_real_ns) const;
-    std::optional<Refused> check_sender(const wire::Message &msg, Senders::iterator sender, int64_t now_mono_ns);
-    std::optional<Refused> check_pair(const wire::Message &msg, Pairs::iterator pair, int64_t now_mono_ns);
+    std::optional<Refused> check_sender(const wire::Message &msg, Senders::Ref sender, int64_t now_mono_ns);
+    std::optional<Refused> check_pair(const wire::Message &msg, Pairs::Ref pair, int64_t now_mono_ns);
+    // A sampler whose period is over half of forget_after_s: its state is
+    // kept for 2 x the longest period (RetentionTable's long class).
+    bool slow(const wire::Message &msg) const;
     bool spends_token(const wire::Message &msg, int64_t now_mono_ns) const;
-    void remember(const wire::Message &msg, Senders::iterator sender, Pairs::iterator pair, int64_t now_mono_ns);
+    void remember(const wire::Message &msg, Senders::Ref sender, Pairs::Ref pair, int64_t now_mono_ns);
     double allowance(double elapsed_s, double period_a, double period_b) const;
     void refill(HostState &host, int64_t now_mono_ns) const;
     void forget_pair(Pairs::Entry &pair);

@@ -59,6 +59,15 @@ public:
         return m_order.begin();
     }
 
+    // Remove an entry and hand it back (nothing is evicted: no callback).
+    Entry take(iterator it)
+    {
+        m_index.erase(std::string_view(it->key));
+        Entry out = std::move(*it);
+        m_order.erase(it);
+        return out;
+    }
+
     // Remove (after on_evict) every entry last heard from before cutoff_ns.
     template <typename OnEvict>
     void expire(int64_t cutoff_ns, OnEvict &&on_evict)

@@ -4,6 +4,7 @@
 // passing them.
 #pragma once
 
+#include "common/period.hpp"
 #include "node/Transport.hpp"
 #include "node/delivery/Spool.hpp"
 
@@ -12,9 +13,6 @@
 #include <vector>
 
 namespace colmet::node {
-
-inline constexpr double k_min_period_s = 0.1;
-inline constexpr double k_max_period_s = 3600;
 
 struct NodeOptions {
     std::string job_id;

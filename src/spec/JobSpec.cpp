@@ -1,5 +1,6 @@
 #include "spec/JobSpec.hpp"
 
+#include "common/period.hpp"
 #include "spec/backend_catalog.hpp"
 #include "spec/event_list.hpp"
 
@@ -13,8 +14,6 @@ namespace colmet::spec {
 namespace {
 
 constexpr size_t k_max_spec_length = 4096;
-constexpr double k_min_period_s = 0.1;
-constexpr double k_max_period_s = 3600;
 
 // The node-level backend a spec word switches on (backend_catalog.hpp), or nullptr.
 const BackendInfo *node_backend_keyword(std::string_view word)

@@ -293,3 +293,54 @@ TEST(Admission, its_tables_stay_bounded)
     EXPECT_EQ(a.hosts(), 1u);
     EXPECT_EQ(a.jobs(), 1u);
 }
+
+TEST(Admission, a_sender_with_a_long_period_is_kept_for_two_periods)
+{
+    // A 600 s period: still known 1,000 s after its last message, so a
+    // second job_start from it is still a restart; forgotten after 2 x 3600 s.
+    Admission a({.forget_after_s = 300});
+    auto start = message("1", "n1", "s", 0, wire::MessageKind::job_start);
+    start.period_s = 600;
+    EXPECT_FALSE(admit(a, start, 0));
+    auto sample = message("1", "n1", "s", 1);
+    sample.period_s = 600;
+    EXPECT_FALSE(admit(a, sample, 600));
+    auto restart = message("1", "n1", "s", 2, wire::MessageKind::job_start);
+    restart.period_s = 600;
+    EXPECT_EQ(reason(admit(a, restart, 1600)), Refusal::job_restart);
+    EXPECT_EQ(a.senders(), 1u);
+    EXPECT_EQ(a.pairs(), 1u);
+    // Silent for longer than 2 x 3600 s: forgotten.
+    auto late = message("1", "n1", "s2", 0);
+    EXPECT_FALSE(admit(a, late, 600 + 7201));
+    EXPECT_EQ(a.senders(), 1u);  // s2 only
+    // A period that shortens moves it back to the short class: forgotten
+    // 300 s after its last message.
+    late.seq = 1;
+    EXPECT_FALSE(admit(a, late, 600 + 7202));
+    auto other = message("2", "n2", "s3", 0);
+    EXPECT_FALSE(admit(a, other, 600 + 7202 + 301));
+    EXPECT_EQ(a.senders(), 1u);  // s3 only
+}
+
+TEST(Admission, jobs_with_a_long_period_are_not_new_jobs_at_each_sample)
+{
+    // 100 jobs on one host sampled every 600 s, all started before: each of
+    // their samples is a job the host already runs, not a new one (forgotten
+    // after 300 s, each sample spent a token of the 60 per minute and 40 of
+    // the 100 were refused).
+    Admission a({.max_new_jobs_per_minute = 60, .forget_after_s = 300});
+    for (int j = 0; j < 100; ++j) {
+        auto start = message(std::to_string(j), "n1", "s" + std::to_string(j), 0, wire::MessageKind::job_start);
+        start.period_s = 600;
+        EXPECT_FALSE(admit(a, start, j));  // at the rate the tokens refill: one a second
+    }
+    for (int round = 1; round <= 3; ++round)
+        for (int j = 0; j < 100; ++j) {
+            auto sample = message(std::to_string(j), "n1", "s" + std::to_string(j), static_cast<uint64_t>(round));
+            sample.period_s = 600;
+            auto r = admit(a, sample, 600.0 * round + 100 + 0.1 * j);
+            EXPECT_FALSE(r) << "round " << round << " job " << j << ": " << (r ? r->why : "");
+        }
+    EXPECT_EQ(a.pairs(), 100u);
+}
