@@ -17,6 +17,7 @@
 #include <array>
 #include <csignal>
 #include <cstdio>
+#include <cstdlib>
 #include <malloc.h>
 #include <sys/resource.h>
 #include <unistd.h>
@@ -281,6 +282,9 @@ int collector_main(int argc, char **argv)
         spdlog::warn("listening on {} WITHOUT AUTHENTICATION (allow-unauthenticated): any user who reaches it can "
                      "write into any job's file; see colmet-keygen(8)",
                      o.listen.bind_uri);
+    for (const auto *uri : {&o.listen.bind_uri, &o.listen.ack_bind_uri})
+        if (const auto warning = private_tmp_warning(*uri, std::getenv("INVOCATION_ID")); !warning.empty())
+            spdlog::warn("{}", warning);
     o.listen.connections.idle_timeout_ns = static_cast<int64_t>(o.idle_timeout_s * 1e9);
 
     // zlib allocates ~270 KB for every chunk it compresses; without this,

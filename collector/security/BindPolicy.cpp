@@ -49,4 +49,20 @@ Result<void> check_bind(const std::string &uri, bool authenticated, bool allow_u
                           "or set allow-unauthenticated = yes");
 }
 
+
+std::string private_tmp_warning(const std::string &uri, const char *invocation_id)
+{
+    if (invocation_id == nullptr || *invocation_id == '\0')
+        return "";
+    constexpr std::string_view scheme = "ipc://";
+    if (!uri.starts_with(scheme))
+        return "";
+    const std::string_view path = std::string_view(uri).substr(scheme.size());
+    if (!path.starts_with("/tmp/") && !path.starts_with("/var/tmp/"))
+        return "";
+    return "listening on " + uri +
+           " in this service's private /tmp (PrivateTmp in its unit): no node can reach it; use an address "
+           "under /run/colmet-collector (the unit's RuntimeDirectory), e.g. ipc:///run/colmet-collector/collector.sock";
+}
+
 }  // namespace colmet::collector

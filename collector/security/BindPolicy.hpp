@@ -20,4 +20,10 @@ bool is_loopback_endpoint(const std::string &uri);
 // Ok, or the reason the collector must not listen there.
 Result<void> check_bind(const std::string &uri, bool authenticated, bool allow_unauthenticated);
 
+// What to warn about an ipc:// address under /tmp (or /var/tmp) when the
+// collector runs as a systemd service (invocation_id: $INVOCATION_ID, which
+// systemd sets): its unit gives it a /tmp of its own (PrivateTmp), out of
+// the nodes' reach. Empty when there is nothing to say.
+std::string private_tmp_warning(const std::string &uri, const char *invocation_id);
+
 }  // namespace colmet::collector

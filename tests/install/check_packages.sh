@@ -80,6 +80,16 @@ for f in README.md grafana/colmet-cluster.json grafana/colmet-job.json vmalert/c
   dpkg -L colmet-collector | grep -qx "/usr/share/colmet/contrib/$f" || fail "colmet-collector lacks contrib/$f"
 done
 
+# The units' sandbox as systemd judges it (offline: no systemd is needed):
+# no capability left in either bounding set, and the exposure score each gets.
+for u in colmet-collector colmet-flush-spool; do
+  f=$(ls /lib/systemd/system/$u.service /usr/lib/systemd/system/$u.service 2>/dev/null | head -1)
+  [ -n "$f" ] || fail "no $u.service installed"
+  systemd-analyze security --offline=yes "$f" >"$work/$u.security" 2>&1 || { cat "$work/$u.security"; fail "systemd-analyze security $u"; }
+  if grep -E "^✗ (CapabilityBoundingSet|AmbientCapabilities)" "$work/$u.security"; then fail "$u.service keeps capabilities"; fi
+  say "$u.service: $(grep -o 'Overall exposure level.*' "$work/$u.security"), no capability"
+done
+
 # A site's edit of a conffile survives the package's reinstallation.
 echo "# edited by the site ($$)" >>/etc/colmet/colmet.conf
 dpkg -i "$(ls "$work"/colmet-common_*.deb)" >"$work/reinstall.log" 2>&1 </dev/null || { cat "$work/reinstall.log"; fail "reinstall"; }

@@ -96,6 +96,19 @@ TEST(BindPolicy, an_open_port_needs_keys_or_an_explicit_yes)
     EXPECT_NE(refused.error().message().find("allow-unauthenticated = yes"), std::string::npos);
 }
 
+TEST(BindPolicy, an_ipc_address_in_a_services_private_tmp_is_warned_about)
+{
+    const auto warning = private_tmp_warning("ipc:///tmp/colmet.sock", "0123abcd");
+    EXPECT_NE(warning.find("private /tmp"), std::string::npos) << warning;
+    EXPECT_NE(warning.find("ipc:///run/colmet-collector/collector.sock"), std::string::npos) << warning;
+    EXPECT_FALSE(private_tmp_warning("ipc:///var/tmp/c.sock", "x").empty());
+    EXPECT_TRUE(private_tmp_warning("ipc:///tmp/colmet.sock", nullptr).empty());  // not a systemd service
+    EXPECT_TRUE(private_tmp_warning("ipc:///tmp/colmet.sock", "").empty());
+    EXPECT_TRUE(private_tmp_warning("ipc:///run/colmet-collector/c.sock", "x").empty());
+    EXPECT_TRUE(private_tmp_warning("tcp://127.0.0.1:5556", "x").empty());
+    EXPECT_TRUE(private_tmp_warning("ipc:///tmpfoo/c.sock", "x").empty());
+}
+
 TEST(ConnectionGuard, beyond_the_limit_the_oldest_connection_without_a_message_makes_room)
 {
     ConnectionGuard guard({.max_connections = 2, .idle_timeout_ns = 100});
