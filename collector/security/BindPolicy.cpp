@@ -49,7 +49,6 @@ Result<void> check_bind(const std::string &uri, bool authenticated, bool allow_u
                           "or set allow-unauthenticated = yes");
 }
 
-
 std::string private_tmp_warning(const std::string &uri, const char *invocation_id)
 {
     if (invocation_id == nullptr || *invocation_id == '\0')
