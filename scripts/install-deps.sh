@@ -11,7 +11,7 @@ set -euo pipefail
 run_packages=(
   build-essential cmake pkg-config
   libzmq3-dev cppzmq-dev libmsgpack-cxx-dev libhdf5-dev libdeflate-dev libcli11-dev libspdlog-dev libpfm4-dev
-  libacl1-dev libcurl4-openssl-dev libsnappy-dev
+  libacl1-dev libcurl4-openssl-dev libsnappy-dev libcap-dev
 )
 # On top, for scripts/test.sh.
 test_packages=(

@@ -8,9 +8,11 @@
 #include "common/file_io.hpp"
 #include "common/log.hpp"
 #include "common/names.hpp"
+#include "common/text.hpp"
 #include "node/JobCgroups.hpp"
 #include "node/NodeControl.hpp"
 #include "node/NodeOptions.hpp"
+#include "node/Privileges.hpp"
 #include "node/Sampler.hpp"
 #include "node/backends/NodeBackends.hpp"
 #include "node/backends/perfhw/MappingFile.hpp"
@@ -391,10 +393,7 @@ int run(const NodeOptions &o)
     bool perfhw_running = false;
     for (const auto &b : backends)
         perfhw_running = perfhw_running || b->name() == "perfhw";
-    // Jobs that ended while their collector was away left data in the
-    // spool: a flush in the background sends it once a collector answers.
-    if (!config.spool_dir.empty())
-        start_background_flush(config.spool_dir, o.log_file);
+    const std::string spool_dir = config.spool_dir;
     Sampler sampler(std::move(config), std::move(backends), std::move(*transport));
     sampler.set_job_cgroups(std::move(cgroups), job_backend_count, build_job_backends);
     attach_control(sampler, ctx,
@@ -403,6 +402,28 @@ int run(const NodeOptions &o)
                     o.user,
                     perfhw_running || perfhw_waits,
                     {o.cgroup_root, o.sysfs_root, o.perfhw_mapping_dir}});
+    // Started: from here on, only what sampling needs (Privileges.hpp).
+    PrivilegeNeeds needs;
+    for (const auto &b : spec::k_backend_catalog) {
+        const bool running =
+            b.kind == spec::BackendKind::perfhw ? perfhw_running || perfhw_waits
+            : b.kind == spec::BackendKind::node
+                ? std::find(o.node_backends.begin(), o.node_backends.end(), b.name) != o.node_backends.end()
+                : std::find(o.disabled_backends.begin(), o.disabled_backends.end(), b.name) ==
+                      o.disabled_backends.end();
+        needs.perf = needs.perf || (running && b.privilege == spec::Privilege::perf_open);
+        needs.other_proc = needs.other_proc || (running && b.privilege == spec::Privilege::other_proc);
+    }
+    if (auto kept = drop_privileges(needs); !kept)
+        spdlog::warn("could not drop privileges, sampling with those of the start: {}", kept.error().message());
+    else if (!kept->empty())
+        spdlog::info("privileges: every capability dropped but {} (bounding set too), no new privileges",
+                     text::join(*kept, ", "));
+    // Jobs that ended while their collector was away left data in the
+    // spool: a flush in the background sends it once a collector answers
+    // (with the privileges left: the spool and the keys are root's).
+    if (!spool_dir.empty())
+        start_background_flush(spool_dir, o.log_file);
     sampler.run();
     return 0;
 }

@@ -22,12 +22,21 @@ enum class BackendKind {
     perfhw,  // perf counters of the job's cgroup; enabled, with its events
 };
 
+// What a backend needs of root once colmet-node has started (it drops the
+// rest: node/Privileges.hpp).
+enum class Privilege {
+    none,        // files any user, or root as their owner, reads
+    perf_open,   // perf_event_open in cgroup mode or on a PMU, also after the start
+    other_proc,  // /proc/<pid>/io of processes of other users
+};
+
 struct BackendInfo {
     std::string_view name;
     BackendKind kind;
     std::string_view flag;          // colmet-node's flag that enables it ("" for job backends)
     std::string_view spec_keyword;  // the job spec's word for it ("" for job backends)
     std::string_view description;   // one line, for --list-backends, --help and docs
+    Privilege privilege = Privilege::none;
 };
 
 // One row per backend; the count follows the rows.
@@ -37,11 +46,13 @@ inline constexpr auto k_backend_catalog = std::to_array<BackendInfo>({
      "Memory of the job's cgroup: current, peak, anonymous, page cache, major faults"},
     {"cgroup_io", BackendKind::job, "", "", "Block I/O of the job's cgroup summed over devices: bytes and operations"},
     {"processes", BackendKind::job, "", "",
-     "Processes and threads of the job, and their cumulative I/O from /proc/<pid>/io"},
+     "Processes and threads of the job, and their cumulative I/O from /proc/<pid>/io", Privilege::other_proc},
     {"perfhw", BackendKind::perfhw, "--enable-perfhw", "perfhw",
-     "Perf events of the job's cgroup (perf_event in cgroup mode): hardware and software counters"},
+     "Perf events of the job's cgroup (perf_event in cgroup mode): hardware and software counters",
+     Privilege::perf_open},
     {"rapl", BackendKind::node, "--enable-RAPL", "rapl",
-     "Energy of each CPU package and RAPL domain (powercap, else the perf power PMU), cumulative J"},
+     "Energy of each CPU package and RAPL domain (powercap, else the perf power PMU), cumulative J",
+     Privilege::perf_open},
     {"temperature", BackendKind::node, "--enable-temperature", "temperature",
      "Temperatures of the thermal zones and hwmon sensors, degC"},
     {"infiniband", BackendKind::node, "--enable-infiniband", "infiniband",

@@ -107,3 +107,67 @@ load helpers
   map=$(ls "$BATS_TEST_TMPDIR"/perfhw_mapping.*.csv)
   [ "$(cat "$map")" = "$(printf 'counter_1,task_clock\ncounter_2,task_clock.scaling')" ]
 }
+
+# cap_mask NAMES...: the /proc/<pid>/status mask of those capabilities.
+cap_mask() {
+  local m=0 n
+  for n in "$@"; do m=$((m | (1 << n))); done
+  printf '%016x' "$m"
+}
+
+@test "a running sampler keeps only the capabilities it needs, and still reads another user's process I/O" {
+  require_root
+  require_h5py
+  sock="ipc://$BATS_TEST_TMPDIR/p.sock"
+  "$COLMET_BIN/colmet-collector" --config /dev/null --allow-root --zeromq-bind-uri "$sock" --hdf5-dir "$BATS_TEST_TMPDIR/out" \
+    --flush-interval 0.2 2>"$BATS_TEST_TMPDIR/collector.log" &
+  cpid=$!
+  rel="/colmet-test/priv-$$"
+  make_job_cgroup "$rel"
+  perf=(); want=(2 19)  # CAP_DAC_READ_SEARCH, CAP_SYS_PTRACE: the processes backend reads other users' /proc/<pid>/io
+  if have_perf; then perf=(--enable-perfhw --perfhw-list task_clock); want+=(38); fi  # CAP_PERFMON
+  "$COLMET_BIN/colmet-node" --config /dev/null --spool-dir "$BATS_TEST_TMPDIR/spool" --job-id "priv-$$" --cgroup "$rel" \
+    --zeromq-uri "$sock" -s 0.2 --hostname privhost "${perf[@]}" -v 2>"$BATS_TEST_TMPDIR/node.log" &
+  npid=$!
+  wait_for_text "$BATS_TEST_TMPDIR/node.log" "privileges: every capability dropped but"
+  grep "privileges:" "$BATS_TEST_TMPDIR/node.log"
+  grep -E "^Cap|^NoNewPrivs" "/proc/$npid/status"
+  mask=$(cap_mask "${want[@]}")
+  [ "$(awk '/^CapEff/ {print $2}' "/proc/$npid/status")" = "$mask" ]
+  [ "$(awk '/^CapPrm/ {print $2}' "/proc/$npid/status")" = "$mask" ]
+  [ "$(awk '/^CapBnd/ {print $2}' "/proc/$npid/status")" = "$mask" ]
+  [ "$(awk '/^CapInh/ {print $2}' "/proc/$npid/status")" = 0000000000000000 ]
+  [ "$(awk '/^CapAmb/ {print $2}' "/proc/$npid/status")" = 0000000000000000 ]
+  [ "$(awk '/^NoNewPrivs/ {print $2}' "/proc/$npid/status")" = 1 ]
+  # Work of another user in the job: its I/O is still read.
+  in_cgroup "$rel" setpriv --reuid=nobody --regid=nogroup --clear-groups \
+    sh -c 'dd if=/dev/zero of=/dev/null bs=1M count=16 status=none; sleep 1'
+  sleep 0.3
+  stop_pid "$npid"
+  for _ in $(seq 50); do [ "$(h5 "$BATS_TEST_TMPDIR/out/priv-$$.h5" "'summary' in f" 2>/dev/null)" = True ] && break; sleep 0.1; done
+  stop_pid "$cpid"
+  remove_job_cgroup "$rel"
+  read=$(h5 "$BATS_TEST_TMPDIR/out/priv-$$.h5" "col('privhost', 'processes', 'read_chars').max()")
+  echo "read_chars $read"
+  at_least "$read" $((16 * 1024 * 1024))
+  if have_perf; then
+    at_least "$(h5 "$BATS_TEST_TMPDIR/out/priv-$$.h5" "last('privhost', 'perfhw', 'task_clock')")" 0
+  fi
+}
+
+@test "a sampler with neither perf counters nor the processes backend keeps no capability" {
+  require_root
+  rel="/colmet-test/priv0-$$"
+  make_job_cgroup "$rel"
+  "$COLMET_BIN/colmet-node" --config /dev/null --spool-dir none --job-id "priv0-$$" --cgroup "$rel" \
+    --zeromq-uri "ipc://$BATS_TEST_TMPDIR/none.sock" -s 0.2 --disable-backend processes -v 2>"$BATS_TEST_TMPDIR/node.log" &
+  npid=$!
+  wait_for_text "$BATS_TEST_TMPDIR/node.log" "sampling job priv0-$$"
+  sleep 0.3
+  status=$(cat "/proc/$npid/status")
+  stop_pid "$npid"
+  remove_job_cgroup "$rel"
+  grep -E "^Cap|^NoNewPrivs" <<<"$status"
+  for f in CapEff CapPrm CapBnd CapInh CapAmb; do [ "$(awk "/^$f/ {print \$2}" <<<"$status")" = 0000000000000000 ]; done
+  [ "$(awk '/^NoNewPrivs/ {print $2}' <<<"$status")" = 1 ]
+}
