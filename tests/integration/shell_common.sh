@@ -96,21 +96,23 @@ print("%.3f" % sum(60 * float(m.group(i)) + float(m.group(i + 1)) for m in rows 
 
 # free_port: a port that is free with its successor (a collector's
 # acknowledgements go to port + 1), and odd, so that two calls never return
-# a port and its successor. Linux hands out ports of one parity to bind(0)
-# (odd with the usual 32768 low end); after 200 tries, odd ports from 20001
-# are tried in turn.
+# a port and its successor. Chosen at random below the kernel's ephemeral
+# range (ip_local_port_range): a sampler that connects before its collector
+# listens must not be given that port as its own source port (a TCP
+# connection to itself, which then holds the port: "Address already in use"
+# for the collector).
 free_port() {
   "${PY:-/usr/bin/python3}" -c '
-import socket, sys
+import random, socket, sys
+low = int(open("/proc/sys/net/ipv4/ip_local_port_range").read().split()[0])
 def pair(p):
     with socket.socket() as s, socket.socket() as t:
         try:
-            s.bind(("127.0.0.1", p)); p = s.getsockname()[1]
-            if p % 2 == 0 or p >= 65534: return None
-            t.bind(("127.0.0.1", p + 1)); return p
+            s.bind(("127.0.0.1", p)); t.bind(("127.0.0.1", p + 1)); return p
         except OSError: return None
-for p in [0] * 200 + list(range(20001, 32767, 2)):
-    found = pair(p)
-    if found: print(found); sys.exit(0)
-sys.exit("free_port: no free pair of ports")'
+odd = list(range(10001, min(low, 65534) - 1, 2))
+random.shuffle(odd)
+for p in odd:
+    if pair(p): print(p); sys.exit(0)
+sys.exit("free_port: no free pair of ports below the ephemeral range")'
 }
