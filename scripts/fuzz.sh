@@ -7,7 +7,8 @@
 # for half the time (their parsers are small), fuzz_spool (a node spool file
 # into its reader) and fuzz_keys (CURVE key files). Fails when a
 # fuzzer finds a crash, leak or timeout; the reproducers are copied to
-# ./fuzz-artifacts/<target>/.
+# ./fuzz-artifacts/<target>/. As many run at once as there are CPUs
+# (COLMET_FUZZ_JOBS).
 #   scripts/fuzz.sh [seconds per target]
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -38,10 +39,30 @@ run_fuzzer() {
   echo "fuzz: $target: no crash in ${seconds} s"
 }
 
+# One fuzzer per CPU at a time (COLMET_FUZZ_JOBS sets how many): each is
+# one process, so on 2 CPUs the five take half the time they take in turn.
+# Each one's lines are printed together when it ends.
+parallel=${COLMET_FUZZ_JOBS:-$(nproc)}
+pids=()
+start_fuzzer() {
+  while [ "$(jobs -rp | wc -l)" -ge "$parallel" ]; do wait -n || true; done
+  {
+    rc=0
+    run_fuzzer "$@" || rc=1
+    echo "$rc" >"$work/$1.rc"
+  } >"$work/$1.out" 2>&1 &
+  pids+=("$!:$1")
+}
+half=$(( (seconds + 1) / 2 ))
+start_fuzzer fuzz_decode tests/fuzz/corpus/decode 8192 "decoding random messages"
+start_fuzzer fuzz_sink tests/fuzz/corpus/sink 32768 "random message sequences into HDF5 files and time-series bodies"
+start_fuzzer fuzz_control tests/fuzz/corpus/control 8192 "random control messages and frames"
+start_fuzzer fuzz_spool tests/fuzz/corpus/spool 16384 "random spool files" "$half"
+start_fuzzer fuzz_keys tests/fuzz/corpus/keys 4096 "random key files" "$half"
 status=0
-run_fuzzer fuzz_decode tests/fuzz/corpus/decode 8192 "decoding random messages" || status=1
-run_fuzzer fuzz_sink tests/fuzz/corpus/sink 32768 "random message sequences into HDF5 files and time-series bodies" || status=1
-run_fuzzer fuzz_control tests/fuzz/corpus/control 8192 "random control messages and frames" || status=1
-run_fuzzer fuzz_spool tests/fuzz/corpus/spool 16384 "random spool files" $(( (seconds + 1) / 2 )) || status=1
-run_fuzzer fuzz_keys tests/fuzz/corpus/keys 4096 "random key files" $(( (seconds + 1) / 2 )) || status=1
+wait || true
+for entry in "${pids[@]}"; do
+  cat "$work/${entry#*:}.out"
+  [ "$(cat "$work/${entry#*:}.rc" 2>/dev/null)" = 0 ] || status=1
+done
 exit "$status"
