@@ -25,7 +25,7 @@
 namespace colmet::node {
 
 struct PrivilegeNeeds {
-    bool perf = false;       // perf_event_open later on (perfhw, RAPL through perf)
+    bool perf = false;        // perf_event_open later on (perfhw, RAPL through perf)
     bool other_proc = false;  // other users' /proc/<pid>/io (the processes backend)
 };
 

@@ -41,7 +41,7 @@ exec_start=$(sed -n 's/^ExecStart=//p' "$unit")
 grep -qx "User=colmet" "$unit" || fail "the collector does not run as colmet"
 grep -qx "CapabilityBoundingSet=" "$unit" || fail "the collector keeps capabilities"
 for key in ProtectSystem=strict ProtectHome=yes PrivateTmp=yes NoNewPrivileges=yes Restart=on-failure \
-           StateDirectory=colmet LogsDirectory=colmet-collector; do
+           StateDirectory=colmet LogsDirectory=colmet-collector RuntimeDirectory=colmet-collector; do
   grep -qx "$key" "$unit" || fail "colmet-collector.service lacks $key"
 done
 grep -q "^RestrictAddressFamilies=" "$unit" || fail "colmet-collector.service lacks RestrictAddressFamilies"
@@ -57,7 +57,10 @@ unit=$units/colmet-flush-spool.service
 exec_start=$(sed -n 's/^ExecStart=//p' "$unit")
 [[ "$exec_start" == "$prefix/sbin/colmet-job flush-spool "* ]] || fail "ExecStart does not name $prefix/sbin: $exec_start"
 [[ " $exec_start " == *" --hook "* ]] || fail "colmet-flush-spool.service does not run in hook mode: $exec_start"
-for key in Type=oneshot ProtectSystem=strict ProtectHome=yes PrivateTmp=yes NoNewPrivileges=yes \
+# The machine's /tmp, read-only (ProtectSystem=strict), not a private one: a
+# collector's ipc:// socket there stays reachable. No capability: the spool
+# and the keys are root's.
+for key in Type=oneshot ProtectSystem=strict ProtectHome=yes PrivateTmp=no NoNewPrivileges=yes CapabilityBoundingSet= \
            ReadWritePaths=-/var/spool/colmet LogsDirectory=colmet; do
   grep -qx "$key" "$unit" || fail "colmet-flush-spool.service lacks $key"
 done
