@@ -12,6 +12,12 @@ namespace {
 
 int64_t to_ns(double s) { return static_cast<int64_t>(std::llround(s * 1e9)); }
 
+// How long a slow sampler's state is kept: two of the longest periods.
+int64_t slow_retention_ns(int64_t forget_ns) { return std::max(forget_ns, to_ns(2 * k_max_period_s)); }
+
+// Forgetting a sender leaves nothing else to update.
+constexpr auto k_forget_sender = [](auto &) {};
+
 double effective_period(double period_s) { return period_s >= k_min_period_s ? period_s : k_min_period_s; }
 
 uint64_t saturating_add(uint64_t a, uint64_t b)
@@ -36,8 +42,8 @@ std::string whose(const wire::Message &m)
 
 Admission::Admission(AdmissionLimits limits)
     : m_limits(limits), m_forget_ns(to_ns(limits.forget_after_s)),
-      m_senders(limits.max_tracked, m_forget_ns, std::max(m_forget_ns, to_ns(2 * k_max_period_s))),
-      m_pairs(limits.max_tracked, m_forget_ns, std::max(m_forget_ns, to_ns(2 * k_max_period_s)))
+      m_senders(limits.max_tracked, m_forget_ns, slow_retention_ns(m_forget_ns)),
+      m_pairs(limits.max_tracked, m_forget_ns, slow_retention_ns(m_forget_ns))
 {
 }
 
@@ -178,14 +184,14 @@ void Admission::remember(const wire::Message &msg, Senders::Ref sender, Pairs::R
     const auto forget = [this](Pairs::Entry &e) { forget_pair(e); };
     if (!sender) {
         m_senders.insert(msg.sender, SenderState{msg.seq, msg.time_ns, msg.period_s, ends}, now_mono_ns, is_slow,
-                         [](Senders::Entry &) {});
+                         k_forget_sender);
     } else {
         SenderState &s = sender->value;
         s.seq = std::max(s.seq, msg.seq);
         s.time_ns = std::max(s.time_ns, msg.time_ns);
         s.period_s = msg.period_s;
         s.ended = ends || (s.ended && !starts);
-        m_senders.touch(sender, now_mono_ns, is_slow, [](Senders::Entry &) {});
+        m_senders.touch(sender, now_mono_ns, is_slow, k_forget_sender);
     }
 
     if (pair) {
@@ -236,7 +242,7 @@ void Admission::forget_pair(Pairs::Entry &pair)
 
 void Admission::expire(int64_t now_mono_ns)
 {
-    m_senders.expire(now_mono_ns, [](Senders::Entry &) {});
+    m_senders.expire(now_mono_ns, k_forget_sender);
     m_pairs.expire(now_mono_ns, [this](Pairs::Entry &e) { forget_pair(e); });
 }
 

@@ -1,7 +1,5 @@
 #include "node/Privileges.hpp"
 
-#include "common/file_io.hpp"
-
 #include <sys/capability.h>
 #include <sys/prctl.h>
 
@@ -10,6 +8,8 @@
 
 namespace colmet::node {
 namespace {
+
+using CapState = std::unique_ptr<_cap_struct, int (*)(void *)>;
 
 // CAP_PERFMON where the kernel knows it (5.8+), else CAP_SYS_ADMIN, which
 // perf_event_open accepted alone before.
@@ -26,10 +26,10 @@ cap_value_t perf_capability()
 
 Result<std::vector<std::string>> drop_privileges(const PrivilegeNeeds &needs)
 {
-    std::unique_ptr<_cap_struct, int (*)(void *)> current(cap_get_proc(), cap_free);
+    CapState current(cap_get_proc(), cap_free);
     if (!current)
         return Error::system("cap_get_proc", "", errno);
-    std::unique_ptr<_cap_struct, int (*)(void *)> none(cap_init(), cap_free);
+    CapState none(cap_init(), cap_free);
     if (cap_compare(current.get(), none.get()) == 0)
         return std::vector<std::string>{};  // nothing to drop
 
@@ -50,7 +50,7 @@ Result<std::vector<std::string>> drop_privileges(const PrivilegeNeeds &needs)
         if (!kept && cap_drop_bound(c) != 0 && errno != EINVAL)
             return Error::system("dropping a capability from the bounding set", std::to_string(c), errno);
     }
-    std::unique_ptr<_cap_struct, int (*)(void *)> wanted(cap_init(), cap_free);
+    CapState wanted(cap_init(), cap_free);
     if (!keep.empty() &&
         (cap_set_flag(wanted.get(), CAP_EFFECTIVE, static_cast<int>(keep.size()), keep.data(), CAP_SET) != 0 ||
          cap_set_flag(wanted.get(), CAP_PERMITTED, static_cast<int>(keep.size()), keep.data(), CAP_SET) != 0))
