@@ -260,7 +260,9 @@ static void BM_collector_ingest(benchmark::State &state)
             if (std::getenv("COLMET_BENCH_TSDB_DISCARD")) {
                 // The sink's work on the receiving thread alone: each batch
                 // body is made, then dropped (no sender thread, no HTTP).
-                auto made = collector::tsdb::TsdbSink::with_submit(t, [](const std::string &, uint64_t) {});
+                auto made = collector::tsdb::TsdbSink::with_submit(t, [](const std::string &, uint64_t, uint64_t) {
+                    return std::optional(collector::tsdb::BatchFate::stored);
+                });
                 tsdb_sink = made.get();
                 sinks.push_back(std::move(made));
             } else {

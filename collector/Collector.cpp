@@ -5,6 +5,9 @@
 
 #include <spdlog/spdlog.h>
 
+#include <algorithm>
+#include <stdexcept>
+
 namespace colmet::collector {
 namespace {
 
@@ -69,8 +72,30 @@ std::string Collector::sinks_text() const
 Collector::Collector(std::vector<std::unique_ptr<Sink>> sinks, AdmissionLimits limits)
     : m_sinks(std::move(sinks)), m_admission(limits)
 {
+    const bool recorder =
+        std::any_of(m_sinks.begin(), m_sinks.end(), [](const auto &s) { return s->records_losses(); });
     for (const auto &sink : m_sinks)
-        m_sinks_acknowledge = m_sinks_acknowledge || sink->acknowledges();
+        sink->set_loss_recorder(recorder);
+    // Acknowledgements stand for every sink: the one that acknowledges
+    // answers for the others (they count what they queue as accepted, and
+    // their later losses are recorded by it).
+    const auto acknowledging =
+        std::count_if(m_sinks.begin(), m_sinks.end(), [](const auto &s) { return s->acknowledges(); });
+    if (acknowledging > 1)
+        throw std::logic_error("more than one sink acknowledges");
+    m_sinks_acknowledge = acknowledging == 1;
+}
+
+void Collector::route_losses(int64_t now_mono_ns)
+{
+    m_losses.clear();
+    for (auto &sink : m_sinks)
+        sink->take_losses(m_losses);
+    if (m_losses.empty())
+        return;
+    for (auto &sink : m_sinks)
+        if (sink->records_losses())
+            sink->record_losses(m_losses, now_mono_ns);
 }
 
 void Collector::take_acks(std::vector<wire::Ack> &out)
@@ -149,6 +174,7 @@ void Collector::tick(int64_t now_mono_ns)
 {
     for (auto &sink : m_sinks)
         sink->tick(now_mono_ns);
+    route_losses(now_mono_ns);
 }
 
 void Collector::flush_all(int64_t now_mono_ns)
@@ -159,8 +185,15 @@ void Collector::flush_all(int64_t now_mono_ns)
 
 void Collector::close_all()
 {
+    // The sinks that queue first: what they drop at the end is recorded by
+    // the others before these close.
     for (auto &sink : m_sinks)
-        sink->close_all();
+        if (!sink->records_losses())
+            sink->close_all();
+    route_losses(monotonic_ns());
+    for (auto &sink : m_sinks)
+        if (sink->records_losses())
+            sink->close_all();
 }
 
 }  // namespace colmet::collector

@@ -48,6 +48,7 @@ public:
 
 private:
     void reject(uint64_t &counter, const std::string &why);
+    void route_losses(int64_t now_mono_ns);
 
     std::vector<std::unique_ptr<Sink>> m_sinks;
     std::shared_ptr<const auth::NodeKeys> m_node_keys;
@@ -57,6 +58,7 @@ private:
     wire::Message m_msg;
     bool m_sinks_acknowledge = false;
     std::unordered_map<std::string, uint64_t> m_received_acks;  // without such a sink: sender -> highest seq
+    std::vector<SinkLoss> m_losses;                             // scratch for route_losses()
     log::RateLimiter m_reject_log{10, std::chrono::seconds(10)};
     bool m_in_multipart = false;
 };

@@ -30,6 +30,15 @@ struct Delivery {
     bool resent = false;
 };
 
+// Points another sink could not deliver, for the sink that records losses
+// in the job's own record (the time-series sink's dropped points, in the
+// job's HDF5 file).
+struct SinkLoss {
+    std::string job_id;
+    std::string host;
+    uint64_t points = 0;
+};
+
 class Sink {
 public:
     virtual ~Sink() = default;
@@ -59,6 +68,16 @@ public:
     // Without such a sink the core acknowledges what it received.
     virtual bool acknowledges() const { return false; }
     virtual void take_acks(std::vector<wire::Ack> & /*out*/) {}
+
+    // Losses of one sink recorded by another. A sink that keeps a record
+    // per job (HDF5) says so and takes the others' losses; a sink that
+    // queues (time-series) is told at start whether such a sink exists (it
+    // may then count what it queued as accepted, and hand out what it later
+    // dropped), and acknowledges itself when none does.
+    virtual bool records_losses() const { return false; }
+    virtual void record_losses(const std::vector<SinkLoss> & /*losses*/, int64_t /*now_mono_ns*/) noexcept {}
+    virtual void set_loss_recorder(bool /*present*/) {}
+    virtual void take_losses(std::vector<SinkLoss> & /*out*/) {}
 };
 
 }  // namespace colmet::collector

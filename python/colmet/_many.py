@@ -23,14 +23,14 @@ from colmet._job import SUPPORTED_LAYOUT_VERSIONS, _reason, plain
 # The /summary attributes of layout version 1 (docs/hdf5-layout.md), by type.
 SUMMARY_FLOATS = ("duration_s", "cpus", "cpu_time_s", "user_time_s", "system_time_s", "cpu_efficiency",
                   "peak_memory_bytes", "read_bytes", "write_bytes", "read_chars", "write_chars", "energy_j")
-SUMMARY_INTS = ("samples_received", "samples_lost", "rows_dropped", "hosts", "hosts_without_job_end", "started_ns",
-                "ended_ns")
+SUMMARY_INTS = ("samples_received", "samples_lost", "rows_dropped", "tsdb_points_dropped", "hosts",
+                "hosts_without_job_end", "started_ns", "ended_ns")
 
 # The columns of open_many()'s rows, in order.
 COLUMNS = ("path", "job_id", "user", "hosts", "start", "end", "duration_s", "cpus", "cpu_time_s", "user_time_s",
            "system_time_s", "cpu_efficiency", "cpus_used", "peak_memory_bytes", "read_bytes", "write_bytes",
            "read_chars", "write_chars", "energy_j", "energy_kwh", "samples_received", "samples_lost", "rows_dropped",
-           "hosts_without_job_end", "has_summary", "cgroup_warning", "layout_version", "error")
+           "tsdb_points_dropped", "hosts_without_job_end", "has_summary", "cgroup_warning", "layout_version", "error")
 
 _F8 = h5t.py_create(np.dtype("<f8"))
 _I8 = h5t.py_create(np.dtype("<i8"))
@@ -158,7 +158,7 @@ def open_many(where, processes=None):
         frame["cpus_used"] = frame["cpu_time_s"] / frame["duration_s"].where(frame["duration_s"] > 0)
     frame["energy_kwh"] = frame["energy_j"] / 3.6e6
     frame["has_summary"] = frame["has_summary"].fillna(False).astype(bool)
-    for col in ("hosts", "samples_received", "samples_lost", "rows_dropped", "hosts_without_job_end",
-                "layout_version"):
+    for col in ("hosts", "samples_received", "samples_lost", "rows_dropped", "tsdb_points_dropped",
+                "hosts_without_job_end", "layout_version"):
         frame[col] = frame[col].astype("Int64")
     return frame[list(COLUMNS)]

@@ -101,6 +101,11 @@ def notes(job, digest, fig):
         out.append(Note("warn", f"The collector received {fig['rows_dropped']} rows it could not store (its disk "
                                 "was full, or the file could not be written): they are missing from the plots.",
                         "rows_dropped of the hosts above 0"))
+    if fig.get("tsdb_points_dropped"):
+        out.append(Note("info", f"{fig['tsdb_points_dropped']} values of this job never reached the time-series "
+                                "store (the collector's queue for it was full, or the store refused them): the "
+                                "dashboards miss them; this file has them all.",
+                        "tsdb_points_dropped of the hosts above 0"))
     if digest.gap_count:
         out.append(Note("info", f"The data has {digest.gap_count} gap{'s' if digest.gap_count > 1 else ''} "
                                 f"({human_seconds(digest.gap_seconds)} in total) with no samples stored; the "

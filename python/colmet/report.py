@@ -73,6 +73,7 @@ def figures(job, digest):
         "samples_received": sum(job.host(h).samples_received for h in job.hosts),
         "samples_lost": sum(job.host(h).samples_lost for h in job.hosts),
         "rows_dropped": sum(int(job.host(h).attrs.get("rows_dropped", 0)) for h in job.hosts),
+        "tsdb_points_dropped": sum(int(job.host(h).attrs.get("tsdb_points_dropped", 0)) for h in job.hosts),
         "hosts_without_job_end": sum("job_end_ns" not in job.host(h).attrs for h in job.hosts),
     }
 

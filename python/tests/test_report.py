@@ -85,6 +85,7 @@ def test_notes_state_their_rules(tmp_path):
     path = three_host_job(tmp_path / "j.h5", lost=2, throttle=True, limit=1 << 30, gap=True)
     with h5py.File(path, "r+") as f:
         f["hosts/n2"].attrs.create("rows_dropped", 5, dtype=np.uint64)
+        f["hosts/n3"].attrs.create("tsdb_points_dropped", 40, dtype=np.uint64)
     job = colmet.open(path)
     text, _ = make_report(job, exit_status=137, processes=1)
     notes = re.findall(r'<li class="(warn|info)">(.*?)<span class="rule">Rule: (.*?)</span></li>', text)
@@ -108,6 +109,8 @@ def test_notes_state_their_rules(tmp_path):
     assert "were lost" in lost and "samples_lost" in rule
     dropped, rule = note("The collector received 5 rows it could not store")
     assert "rows_dropped" in rule and "5 rows not stored by the collector" in text
+    tsdb, rule = note("40 values of this job never reached the time-series store")
+    assert "tsdb_points_dropped" in rule
     assert not any("never reached the collector" in k for k in by_text)
     gaps, rule = note("The data has 3 gaps")
     assert "1.5 × the sampling interval" in rule

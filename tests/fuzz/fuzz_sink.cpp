@@ -145,8 +145,12 @@ void reset(Harness &h)
     tsdb.cluster = "fuzz";
     tsdb.batch_points = 200;  // several batches within one input
     sinks.push_back(collector::tsdb::TsdbSink::with_submit(
-        tsdb,
-        [protocol = tsdb.protocol](const std::string &body, uint64_t points) { check_body(protocol, body, points); }));
+        tsdb, [protocol = tsdb.protocol](const std::string &body, uint64_t points, uint64_t) {
+            check_body(protocol, body, points);
+            // Some batches are dropped: their losses go into the HDF5 files.
+            return std::optional(points % 3 == 0 ? collector::tsdb::BatchFate::dropped
+                                                 : collector::tsdb::BatchFate::stored);
+        }));
     h.collector =
         std::make_unique<collector::Collector>(std::move(sinks), collector::AdmissionLimits{.max_clock_skew_s = 0});
     h.now_ns = k_start_ns;

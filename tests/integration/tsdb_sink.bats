@@ -25,6 +25,7 @@ teardown() {
   [ -n "${COLLECTOR_PID:-}" ] && kill -9 "$COLLECTOR_PID" 2>/dev/null || true
   [ -n "${FAKE_PID:-}" ] && kill -9 "$FAKE_PID" 2>/dev/null || true
   stop_vm
+  remove_job_cgroup "/colmet-test/alone-$$" 2>/dev/null || true
   tail -n 15 "$BATS_TEST_TMPDIR"/collector*.log 2>/dev/null || true
 }
 
@@ -142,6 +143,62 @@ complete_file() {  # the HDF5 file has its summary and lost nothing
   [[ "$line" == *"tsdb: 0 points sent"* ]]
   grep -q "Couldn't connect to server; will retry" "$BATS_TEST_TMPDIR/collector.log"
   complete_file "$OUT/overflow-$$.h5"
+  # Every point the queue took and later dropped (nothing was delivered) is
+  # recorded as the time-series sink's loss in the job's file.
+  [[ "$line" == *"$dropped undelivered time-series points recorded in files (0 not recordable)"* ]]
+  [ "$(h5 "$OUT/overflow-$$.h5" 'int(f["summary"].attrs["tsdb_points_dropped"])')" -eq "$dropped" ]
+}
+
+@test "the time-series sink alone, its queue filled while the store is away: nothing is acknowledged before the store holds it, and every sample arrives" {
+  # No HDF5 sink: no file could record a loss, so points count only once
+  # the store answered. Nothing listens on VM_PORT yet. The queue holds
+  # about half of what the job sends.
+  "$COLMET_BIN/colmet-collector" --config /dev/null --allow-root --zeromq-bind-uri "$URI" -v \
+    --tsdb-url "$VM/api/v1/write" --tsdb-queue 0.03 --tsdb-batch-points 20 2>>"$BATS_TEST_TMPDIR/collector.log" &
+  COLLECTOR_PID=$!
+  for _ in $(seq 50); do grep -q "listening on" "$BATS_TEST_TMPDIR/collector.log" && break; sleep 0.1; done
+  job_id="alone-$$"
+  rel="/colmet-test/$job_id"
+  spool="$BATS_TEST_TMPDIR/spool"
+  make_job_cgroup "$rel"
+  "$COLMET_BIN/colmet-node" --config /dev/null --job-id "$job_id" --cgroup "$rel" --zeromq-uri "$URI" \
+    --sample-period 0.1 --spool-dir "$spool" --hostname alone-host --control-dir "" -v \
+    2>"$BATS_TEST_TMPDIR/node.log" &
+  JOB_PID=$!
+  sleep 5
+  stop_pid "$JOB_PID" 10; JOB_PID=
+  remove_job_cgroup "$rel"
+  ended=$(grep "job $job_id ended:" "$BATS_TEST_TMPDIR/node.log")
+  echo "$ended"
+  sent=$(sed -n 's/.* ended: \([0-9]*\) messages sent, \([0-9]*\) acknowledged.*/\1/p' <<<"$ended")
+  acked=$(sed -n 's/.* ended: \([0-9]*\) messages sent, \([0-9]*\) acknowledged.*/\2/p' <<<"$ended")
+  [ "$sent" -gt 30 ] && [ "$acked" -eq 0 ]      # received, queued, not stored: not acknowledged
+  [ "$(find "$spool" -name '*.spool' | wc -l)" -eq 1 ]
+  kill -HUP "$COLLECTOR_PID"; sleep 0.5   # its log line counts what the full queue dropped
+  grep "received SIGHUP" "$BATS_TEST_TMPDIR/collector.log" | grep "tsdb: 0 points sent, [1-9][0-9]* queued, [1-9][0-9]* dropped"
+  # The store comes and the queue drains (after the sender's back-off).
+  start_vm
+  for _ in $(seq 40); do
+    kill -HUP "$COLLECTOR_PID"; sleep 1
+    grep "received SIGHUP" "$BATS_TEST_TMPDIR/collector.log" | tail -1 | grep -q "tsdb: [1-9][0-9]* points sent, 0 queued" && break
+  done
+  # The spool's flush is the sender resending: what the queue dropped is
+  # written again, and acknowledged once stored.
+  "$COLMET_BIN/colmet-job" flush-spool --config /dev/null --spool-dir "$spool" --wait 30
+  [ "$(find "$spool" -name '*.spool' | wc -l)" -eq 0 ]
+  line=$(stop_collector)
+  echo "$line"
+  for _ in $(seq 20); do
+    curl -sf "$VM/internal/force_flush"
+    stored=$(curl -sf "$VM/api/v1/export" -d "match[]=colmet_cgroup_cpu_usage_seconds_total{job_id=\"$job_id\"}" |
+      "$PY" -c 'import json, sys; t = [x for l in sys.stdin if l.strip() for x in json.loads(l)["timestamps"]]; print(len(t), len(set(t)))')
+    [ "$stored" = "$sent $sent" ] && break
+    sleep 0.5
+  done
+  echo "stored (points, distinct times): $stored; sent $sent"
+  [ "$stored" = "$sent $sent" ]                  # every sample once, none lost to the full queue
+  # The job's summary came too, counting every message once.
+  curl -sf "$VM/api/v1/export" -d "match[]=colmet_job_samples_received{job_id=\"$job_id\"}" | grep -q "\[$sent\]"
 }
 
 @test "bad endpoints (400, 500, slow, TLS mismatch) are logged and counted, and block nothing; bearer and basic credentials are sent" {

@@ -98,6 +98,9 @@ std::string Hdf5Sink::stats_text() const
                 " messages deferred (to be resent)";
     if (s.files_foreign > 0)
         text += ", " + std::to_string(s.files_foreign) + " opens refused (another collector's file)";
+    if (s.tsdb_points_recorded > 0 || s.tsdb_points_unrecorded > 0)
+        text += ", " + std::to_string(s.tsdb_points_recorded) + " undelivered time-series points recorded in files (" +
+                std::to_string(s.tsdb_points_unrecorded) + " not recordable)";
     return text;
 }
 
@@ -125,22 +128,21 @@ void Hdf5Sink::consume(const wire::Message &msg, const Delivery &delivery) noexc
     }
 }
 
-JobState *Hdf5Sink::job_for(const wire::Message &msg)
+JobState *Hdf5Sink::job_for(const std::string &job_id)
 {
-    if (auto it = m_jobs.find(msg.job_id); it != m_jobs.end())
+    if (auto it = m_jobs.find(job_id); it != m_jobs.end())
         return it->second.get();
-    auto path = job_file_path(m_options.dir, msg.job_id);
+    auto path = job_file_path(m_options.dir, job_id);
     if (path.parent_path() != m_options.dir || path.filename() == "." || path.filename() == "..") {
         ++m_stats.messages_dropped;
-        report(msg.job_id,
-               Error::invalid("job file " + path.string() + " would lie outside " + m_options.dir.string()));
+        report(job_id, Error::invalid("job file " + path.string() + " would lie outside " + m_options.dir.string()));
         return nullptr;
     }
     auto job = std::make_unique<JobState>();
-    job->job_id = msg.job_id;
+    job->job_id = job_id;
     job->path = std::move(path);
     JobState *raw = job.get();
-    m_jobs.emplace(msg.job_id, std::move(job));
+    m_jobs.emplace(job_id, std::move(job));
     sync_state_bytes(*raw);
     return raw;
 }
@@ -159,7 +161,7 @@ void Hdf5Sink::drop_rows(JobState &job, const wire::Message &msg)
 void Hdf5Sink::consume_message(const wire::Message &msg, const Delivery &delivery)
 {
     const int64_t now = delivery.received_mono_ns > 0 ? delivery.received_mono_ns : monotonic_ns();
-    JobState *found = job_for(msg);
+    JobState *found = job_for(msg.job_id);
     if (!found)
         return;
     JobState &job = *found;
@@ -233,6 +235,54 @@ void Hdf5Sink::emit_acks(JobState &job)
             m_acks.push_back({host.sender, host.last_seq});
             ++m_stats.acks;
         }
+}
+
+void Hdf5Sink::record_losses(const std::vector<SinkLoss> &losses, int64_t now_mono_ns) noexcept
+{
+    for (const SinkLoss &loss : losses) {
+        try {
+            hdf5::ErrorSilencer silence;
+            record_loss(loss, now_mono_ns);
+        } catch (const std::exception &e) {
+            m_stats.tsdb_points_unrecorded += loss.points;
+            report(loss.job_id, Error(Errc::internal, e.what()));
+        } catch (...) {
+            m_stats.tsdb_points_unrecorded += loss.points;
+        }
+    }
+}
+
+// Points of the job the time-series sink could not deliver: added to the
+// host's tsdb_points_dropped, written at the next flush; a job whose
+// summary is written (a host ended) has it written again now. A job the
+// sink holds no file of gets none for this.
+void Hdf5Sink::record_loss(const SinkLoss &loss, int64_t now_ns)
+{
+    std::error_code ec;
+    if (!m_jobs.contains(loss.job_id) &&
+        !std::filesystem::is_regular_file(job_file_path(m_options.dir, loss.job_id), ec)) {
+        m_stats.tsdb_points_unrecorded += loss.points;
+        report(loss.job_id, Error(Errc::not_found, "no file to record " + std::to_string(loss.points) +
+                                                       " points the time-series sink could not deliver"));
+        return;
+    }
+    JobState *job = job_for(loss.job_id);
+    if (!job)
+        return;
+    job->last_activity_ns = now_ns;
+    if (!job->file && !open_job(*job, now_ns)) {
+        m_stats.tsdb_points_unrecorded += loss.points;
+        report(loss.job_id, Error(Errc::internal, "could not open the file to record " + std::to_string(loss.points) +
+                                                      " points the time-series sink could not deliver"));
+        return;
+    }
+    auto &host = job->hosts[loss.host];
+    host.tsdb_points_dropped += loss.points;
+    host.dirty = true;
+    m_stats.tsdb_points_recorded += loss.points;
+    if (std::any_of(job->hosts.begin(), job->hosts.end(), [](const auto &h) { return h.second.ended; }))
+        finish_job(*job, now_ns);
+    sync_state_bytes(*job);
 }
 
 void Hdf5Sink::take_acks(std::vector<wire::Ack> &out)

@@ -90,10 +90,12 @@ struct Hdf5SinkStats {
     // Messages of acknowledged senders not stored now (out of order after a
     // loss, no room, no file): never acknowledged, so their senders resend.
     uint64_t messages_deferred = 0;
-    uint64_t acks = 0;               // acknowledgements handed out
-    uint64_t files_quarantined = 0;  // unreadable files renamed to <name>.h5.corrupt-<ns>
-    uint64_t files_foreign = 0;      // opens refused: the file is another collector's (Hdf5Options::writer)
-    uint64_t files_abandoned = 0;    // files closed without further writes after an HDF5 error
+    uint64_t acks = 0;                    // acknowledgements handed out
+    uint64_t files_quarantined = 0;       // unreadable files renamed to <name>.h5.corrupt-<ns>
+    uint64_t files_foreign = 0;           // opens refused: the file is another collector's (Hdf5Options::writer)
+    uint64_t files_abandoned = 0;         // files closed without further writes after an HDF5 error
+    uint64_t tsdb_points_recorded = 0;    // points the time-series sink could not deliver, recorded in files
+    uint64_t tsdb_points_unrecorded = 0;  // ... that could not be recorded (no file of the job, or it would not open)
     uint64_t summaries_written = 0;
     uint64_t summaries_incomplete = 0;   // written after idle_close_s of silence, some host's job_end missing
     uint64_t files_shared = 0;           // files the job's user was given read access to (ACL)
@@ -122,6 +124,10 @@ public:
     std::string stats_text() const override;
     bool acknowledges() const override { return true; }
     void take_acks(std::vector<wire::Ack> &out) override;
+    // Another sink's losses go into the job's file (tsdb_points_dropped of
+    // the host, and the summary), opening it again if the job was closed.
+    bool records_losses() const override { return true; }
+    void record_losses(const std::vector<SinkLoss> &losses, int64_t now_mono_ns) noexcept override;
     size_t open_files() const { return m_open_files; }  // HDF5 files open now
     size_t open_jobs() const;                           // jobs whose rows and structure are in memory
     const std::filesystem::path &dir() const { return m_options.dir; }
@@ -136,7 +142,8 @@ private:
     using JobMap = std::unordered_map<std::string, std::unique_ptr<hdf5::JobState>>;
 
     void consume_message(const wire::Message &msg, const Delivery &delivery);
-    hdf5::JobState *job_for(const wire::Message &msg);
+    hdf5::JobState *job_for(const std::string &job_id);
+    void record_loss(const SinkLoss &loss, int64_t now_ns);
     bool open_job(hdf5::JobState &job, int64_t now_ns);
     bool attach(hdf5::JobState &job, int64_t now_ns);
     void note_reader(hdf5::JobState &job, const wire::Message &msg);

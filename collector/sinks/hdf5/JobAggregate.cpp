@@ -44,9 +44,9 @@ void track(HostAggregate &host, const Tracked &t, double value)
 
 // The host group attributes the sink writes itself; meta keys never take
 // these names.
-constexpr std::array<std::string_view, 11> k_reserved{
-    "hostname", "sender",  "samples_received", "samples_lost", "last_seq",        "rows_dropped",
-    "first_ns", "last_ns", "job_start_ns",     "job_end_ns",   "overlapping_jobs"};
+constexpr std::array<std::string_view, 12> k_reserved{
+    "hostname", "sender",  "samples_received", "samples_lost", "last_seq",         "rows_dropped",
+    "first_ns", "last_ns", "job_start_ns",     "job_end_ns",   "overlapping_jobs", "tsdb_points_dropped"};
 
 double parse_cpus(const std::string &text)
 {
@@ -244,6 +244,7 @@ JobSummary summarize(const std::string &job_id, const HostMap &hosts)
         s.samples_received += h.samples_received;
         s.samples_lost += h.samples_lost;
         s.rows_dropped += h.rows_dropped;
+        s.tsdb_points_dropped += h.tsdb_points_dropped;
         cpus += h.cpus;  // NaN as soon as one host's CPU count is unknown
         if (h.seen) {
             int64_t first = h.started ? std::min(h.first_ns, h.job_start_ns) : h.first_ns;
@@ -301,6 +302,8 @@ Result<void> write_host_attrs(hid_t group, const std::string &hostname, const Ho
         results.push_back(write_u64_attr(group, "last_seq", host.last_seq));
     if (host.rows_dropped > 0 || attr_exists(group, "rows_dropped"))
         results.push_back(write_u64_attr(group, "rows_dropped", host.rows_dropped));
+    if (host.tsdb_points_dropped > 0 || attr_exists(group, "tsdb_points_dropped"))
+        results.push_back(write_u64_attr(group, "tsdb_points_dropped", host.tsdb_points_dropped));
     if (host.seen) {
         results.push_back(write_i64_attr(group, "first_ns", host.first_ns));
         results.push_back(write_i64_attr(group, "last_ns", host.last_ns));
@@ -365,6 +368,8 @@ Result<void> restore_hosts(hid_t file, HostMap &hosts)
         }
         if (auto v = read_i64_attr(g, "rows_dropped"))
             h.rows_dropped = static_cast<uint64_t>(*v);
+        if (auto v = read_i64_attr(g, "tsdb_points_dropped"))
+            h.tsdb_points_dropped = static_cast<uint64_t>(*v);
         auto first = read_i64_attr(g, "first_ns");
         auto last = read_i64_attr(g, "last_ns");
         if (first && last) {

@@ -41,6 +41,10 @@ struct HostAggregate {
     // Rows of this host's messages that the collector received but could not
     // store (disk full, memory budget, write errors): one per backend block.
     uint64_t rows_dropped = 0;
+    // Points of this host's messages that the time-series sink queued but
+    // could not deliver (its queue full, the store refusing them, still
+    // queued at the collector's stop): the file holds them, the store not.
+    uint64_t tsdb_points_dropped = 0;
     double cpus = k_unknown;
     std::string cgroup_warning;  // meta cgroup_warning: a cgroup held none of the job's processes
     // Last non-missing values of cumulative metrics.

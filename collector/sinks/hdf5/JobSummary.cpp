@@ -40,10 +40,11 @@ struct U64Field {
     uint64_t JobSummary::*field;
 };
 
-constexpr std::array<U64Field, 5> k_u64_fields{{
+constexpr std::array<U64Field, 6> k_u64_fields{{
     {"samples_received", "samples_received", &JobSummary::samples_received},
     {"samples_lost", "samples_lost", &JobSummary::samples_lost},
     {"rows_dropped", "rows_dropped", &JobSummary::rows_dropped},
+    {"tsdb_points_dropped", "tsdb_points_dropped", &JobSummary::tsdb_points_dropped},
     {"hosts", "hosts", &JobSummary::hosts},
     {"hosts_without_job_end", "hosts_without_job_end", &JobSummary::hosts_without_job_end},
 }};

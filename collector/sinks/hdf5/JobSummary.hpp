@@ -34,6 +34,7 @@ struct JobSummary {
     uint64_t samples_received = 0;         // messages stored (job_start, sample, job_end), all hosts
     uint64_t samples_lost = 0;             // messages known lost (sequence gaps, sender drops)
     uint64_t rows_dropped = 0;             // rows received but not stored (disk full, memory budget, write errors)
+    uint64_t tsdb_points_dropped = 0;      // points the time-series sink queued but could not deliver
     uint64_t hosts = 0;
     // Hosts whose job_end never arrived: 0 once the job ended everywhere;
     // more when the summary was written after --idle-close seconds of

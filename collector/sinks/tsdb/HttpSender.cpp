@@ -14,6 +14,7 @@
 #include <mutex>
 #include <pthread.h>
 #include <thread>
+#include <utility>
 
 namespace colmet::collector::tsdb {
 
@@ -26,6 +27,7 @@ constexpr size_t k_max_reason = 300;  // bytes of a store's error answer kept fo
 struct Batch {
     std::string body;
     uint64_t points = 0;
+    uint64_t id = 0;
 };
 
 enum class Outcome { sent, retry, rejected };
@@ -60,6 +62,8 @@ struct HttpSender::State {
     mutable std::mutex mutex;
     std::condition_variable wake;
     std::deque<Batch> queue;
+    std::vector<BatchOutcome> outcomes;  // not yet taken
+    bool keep_oldest = false;            // when full, drop the new batch
     SenderStats stats;
     bool stopping = false;
     std::chrono::steady_clock::time_point give_up_at;
@@ -144,10 +148,12 @@ void HttpSender::State::run()
         switch (outcome) {
         case Outcome::sent:
             stats.points_sent += batch.points;
+            outcomes.push_back({batch.id, BatchFate::stored});
             backoff = std::chrono::milliseconds(0);
             break;
         case Outcome::rejected:
             stats.points_rejected += batch.points;
+            outcomes.push_back({batch.id, BatchFate::rejected});
             backoff = std::chrono::milliseconds(0);
             break;
         case Outcome::retry:
@@ -159,8 +165,10 @@ void HttpSender::State::run()
         stats.queued_bytes -= batch.body.size();
         stats.queued_points -= batch.points;
     }
-    for (const Batch &b : queue)
+    for (const Batch &b : queue) {
         stats.points_dropped += b.points;
+        outcomes.push_back({b.id, BatchFate::dropped});
+    }
     queue.clear();
     stats.queued_bytes = 0;
     stats.queued_points = 0;
@@ -230,33 +238,51 @@ HttpSender::~HttpSender()
     curl_easy_cleanup(m_state->curl);
 }
 
-void HttpSender::submit(std::string body, uint64_t points)
+void HttpSender::submit(std::string body, uint64_t points, uint64_t batch)
 {
-    if (points == 0)
-        return;
     std::lock_guard lock(m_state->mutex);
     SenderStats &s = m_state->stats;
+    if (points == 0) {
+        m_state->outcomes.push_back({batch, BatchFate::stored});  // nothing to send
+        return;
+    }
     if (m_state->stopping) {
         s.points_dropped += points;
+        m_state->outcomes.push_back({batch, BatchFate::dropped});
         return;
     }
     // Make room: the oldest batches go first (never the one being posted,
-    // which is out of the queue).
-    while (!m_state->queue.empty() && s.queued_bytes + body.size() > m_state->options.queue_bytes) {
+    // which is out of the queue), unless they are to be kept.
+    while (!m_state->keep_oldest && !m_state->queue.empty() &&
+           s.queued_bytes + body.size() > m_state->options.queue_bytes) {
         const Batch &old = m_state->queue.front();
         s.points_dropped += old.points;
+        m_state->outcomes.push_back({old.id, BatchFate::dropped});
         s.queued_bytes -= old.body.size();
         s.queued_points -= old.points;
         m_state->queue.pop_front();
     }
     if (s.queued_bytes + body.size() > m_state->options.queue_bytes) {
-        s.points_dropped += points;  // larger than the whole queue
+        s.points_dropped += points;  // larger than the whole queue, or the oldest are kept
+        m_state->outcomes.push_back({batch, BatchFate::dropped});
         return;
     }
     s.queued_bytes += body.size();
     s.queued_points += points;
-    m_state->queue.push_back(Batch{std::move(body), points});
+    m_state->queue.push_back(Batch{std::move(body), points, batch});
     m_state->wake.notify_one();
+}
+
+void HttpSender::keep_oldest(bool keep)
+{
+    std::lock_guard lock(m_state->mutex);
+    m_state->keep_oldest = keep;
+}
+
+std::vector<BatchOutcome> HttpSender::take_outcomes()
+{
+    std::lock_guard lock(m_state->mutex);
+    return std::exchange(m_state->outcomes, {});
 }
 
 SenderStats HttpSender::stats() const

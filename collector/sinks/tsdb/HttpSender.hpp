@@ -2,17 +2,21 @@
 // that a slow or absent store never slows the collector's receiving thread.
 //
 //   auto sender = HttpSender::start(options, encoder.headers());
-//   (*sender)->submit(encoder.take(), points);   // never blocks
+//   (*sender)->submit(encoder.take(), points, id);   // never blocks
+//   for (auto o : (*sender)->take_outcomes()) ...     // what became of each batch
 //   (*sender)->stop(std::chrono::seconds(5));    // at exit: deliver, then give up
 //
 // Batches wait in a queue bounded in bytes; when a new batch does not fit,
-// the oldest are dropped (their points counted in points_dropped). A batch
+// the oldest are dropped (their points counted in points_dropped), or, with
+// keep_oldest(), the new one is: acknowledged senders resend what was
+// dropped, and the oldest, which hold their acknowledgements back, go first. A batch
 // is retried, after a back-off from 0.5 s doubling to 30 s, while the store
 // cannot be reached, times out, or answers 5xx or 429; any other 4xx drops
 // it with the store's reason in the log (points_rejected). libcurl keeps the
 // connection alive between requests.
 #pragma once
 
+#include "collector/sinks/tsdb/BatchLedger.hpp"
 #include "common/result.hpp"
 
 #include <chrono>
@@ -42,6 +46,11 @@ struct SenderStats {
     uint64_t queued_points = 0;    // now
 };
 
+struct BatchOutcome {
+    uint64_t batch = 0;  // the id given to submit()
+    BatchFate fate = BatchFate::stored;
+};
+
 class HttpSender {
 public:
     // Reads the credential files (an unreadable one is an error) and starts
@@ -51,7 +60,14 @@ public:
     HttpSender(const HttpSender &) = delete;
     HttpSender &operator=(const HttpSender &) = delete;
 
-    void submit(std::string body, uint64_t points);
+    // `batch`: the caller's id for it, in its outcome.
+    void submit(std::string body, uint64_t points, uint64_t batch);
+    // When the queue is full, drop the new batch instead of the oldest.
+    void keep_oldest(bool keep);
+    // What became of the batches settled since the last call: stored (2xx),
+    // rejected (a 4xx other than 429), dropped (no room, or still queued at
+    // stop).
+    std::vector<BatchOutcome> take_outcomes();
     SenderStats stats() const;
     // Waits at most `grace` for the queue to empty, then drops what is left.
     void stop(std::chrono::milliseconds grace);

@@ -37,6 +37,7 @@ TsdbSink::TsdbSink(TsdbOptions options, std::unique_ptr<Encoder> encoder, std::u
     : m_options(std::move(options)), m_encoder(std::move(encoder)), m_sender(std::move(sender)),
       m_submit(std::move(submit)), m_host_cpus(m_encoder->prepare(SeriesName{"colmet_job", "host_cpus", {}}))
 {
+    set_loss_recorder(m_ledger.queue_counts());
 }
 
 TsdbSink::~TsdbSink() { close_all(); }
@@ -62,9 +63,14 @@ std::vector<PreparedSeries> &TsdbSink::names_of(const wire::BackendBlock &block)
 
 void TsdbSink::consume(const wire::Message &msg, const Delivery &delivery) noexcept
 {
-    if (m_closed || delivery.resent)  // a resend: its points went out when it first came
+    if (m_closed)
         return;
     try {
+        // A resend is written again only when the ledger says its first
+        // writing was dropped; it counts once in the job's summary.
+        const bool again = delivery.resent;
+        if (again && !m_ledger.wants_again(msg, delivery.received_mono_ns))
+            return;
         m_now_ns = delivery.received_mono_ns;
         JobInfo &job = m_jobs[msg.job_id];
         job.seen_mono_ns = delivery.received_mono_ns;
@@ -72,7 +78,8 @@ void TsdbSink::consume(const wire::Message &msg, const Delivery &delivery) noexc
             if (key == "user" && !value.empty())
                 job.user = value;
         hdf5::HostAggregate &host = job.hosts[msg.host];
-        hdf5::observe_message(host, msg, delivery.lost);
+        if (!again)
+            hdf5::observe_message(host, msg, delivery.lost);
         host.pending_meta.clear();
         const Labels job_labels{m_options.cluster, msg.host, msg.job_id, job.user};
         const Labels node_labels{m_options.cluster, msg.host, {}, {}};
@@ -93,7 +100,9 @@ void TsdbSink::consume(const wire::Message &msg, const Delivery &delivery) noexc
                 m_node_key.assign(msg.host).push_back('\0');
                 m_node_key.append(block.name);
                 auto it = m_node_times.find(m_node_key);
-                if (it == m_node_times.end()) {
+                if (again) {
+                    // Its first writing was dropped: written whatever came since.
+                } else if (it == m_node_times.end()) {
                     m_node_times.emplace(m_node_key, msg.time_ns);
                 } else {
                     if (msg.time_ns <= it->second || msg.time_ns - it->second < gap)
@@ -111,9 +120,10 @@ void TsdbSink::consume(const wire::Message &msg, const Delivery &delivery) noexc
                 if (std::isfinite(block.values[i]))
                     m_encoder->add(names[i], block.values[i], msg.time_ns);
         }
-        if (msg.kind == wire::MessageKind::job_end &&
+        if (!again && msg.kind == wire::MessageKind::job_end &&
             std::all_of(job.hosts.begin(), job.hosts.end(), [](const auto &h) { return h.second.ended; }))
             send_summary(msg.job_id, job);
+        m_ledger.note(msg, m_encoder->points() - before, delivery.received_mono_ns);
         if (m_encoder->points() > before && m_batch_started_ns == 0)
             m_batch_started_ns = delivery.received_mono_ns;
         if (m_encoder->points() >= m_options.batch_points)
@@ -125,12 +135,18 @@ void TsdbSink::consume(const wire::Message &msg, const Delivery &delivery) noexc
 
 void TsdbSink::send_summary(const std::string &job_id, JobInfo &job)
 {
-    const JobSummary s = hdf5::summarize(job_id, job.hosts);
-    m_encoder->labels({m_options.cluster, {}, job_id, job.user});
+    add_summary({hdf5::summarize(job_id, job.hosts), job.user});
+    job.hosts.clear();  // a host that sends after this starts a new summary
+}
+
+void TsdbSink::add_summary(QueuedSummary summary)
+{
+    const JobSummary &s = summary.summary;
+    m_encoder->labels({m_options.cluster, {}, s.job_id, summary.user});
     for (const auto &number : summary_numbers(s))
         if (std::isfinite(number.value))
             m_encoder->add(SeriesName{"colmet_job", number.metric, {}}, number.value, s.ended_ns);
-    job.hosts.clear();  // a host that sends after this starts a new summary
+    m_ledger.note_summary(std::move(summary));
 }
 
 void TsdbSink::send_batch()
@@ -138,22 +154,55 @@ void TsdbSink::send_batch()
     const size_t points = m_encoder->points();
     if (points == 0)
         return;
-    if (m_sender)
-        m_sender->submit(m_encoder->take(), points);
-    else
-        m_submit(m_encoder->take(), points);
+    const uint64_t id = m_ledger.seal();
     m_batch_started_ns = 0;
+    if (m_sender) {
+        m_sender->submit(m_encoder->take(), points, id);
+    } else if (auto fate = m_submit(m_encoder->take(), points, id)) {
+        settle(id, *fate);
+    }
+}
+
+// Alone, a full queue keeps its oldest batches: they hold the senders'
+// acknowledgements back, and the newer ones come again.
+void TsdbSink::set_loss_recorder(bool present)
+{
+    m_ledger.set_queue_counts(present);
+    if (m_sender)
+        m_sender->keep_oldest(!present);
+}
+
+void TsdbSink::settle(uint64_t id, BatchFate fate)
+{
+    std::vector<QueuedSummary> again;
+    m_ledger.settle(id, fate, again);
+    if (again.empty())
+        return;
+    for (auto &summary : again)
+        add_summary(std::move(summary));
+    if (m_batch_started_ns == 0)
+        m_batch_started_ns = m_now_ns;
+}
+
+void TsdbSink::settle_answers()
+{
+    if (m_sender)
+        for (const BatchOutcome &o : m_sender->take_outcomes())
+            settle(o.batch, o.fate);
 }
 
 void TsdbSink::tick(int64_t now_mono_ns) noexcept
 {
     try {
+        m_now_ns = now_mono_ns;
+        settle_answers();
         if (m_batch_started_ns != 0 && now_mono_ns - m_batch_started_ns >= to_ns(m_options.batch_interval_s))
             send_batch();
         if (now_mono_ns - m_last_cleanup_ns > 60LL * 1'000'000'000) {
             m_last_cleanup_ns = now_mono_ns;
             std::erase_if(m_jobs,
                           [&](const auto &kv) { return now_mono_ns - kv.second.seen_mono_ns > k_forget_job_ns; });
+            m_ledger.forget_idle(now_mono_ns, k_forget_job_ns);
             if (m_node_times.size() > 100000)
                 m_node_times.clear();
         }
@@ -181,8 +230,14 @@ void TsdbSink::close_all() noexcept
     } catch (const std::exception &e) {
         spdlog::error("tsdb: {}", e.what());
     }
-    if (m_sender)
+    if (m_sender) {
         m_sender->stop(std::chrono::milliseconds(static_cast<int64_t>(m_options.stop_grace_s * 1000)));
+        try {
+            settle_answers();  // what the stop dropped: losses to record, or never acknowledged
+        } catch (const std::exception &e) {
+            spdlog::error("tsdb: {}", e.what());
+        }
+    }
 }
 
 SenderStats TsdbSink::stats() const

@@ -19,11 +19,17 @@
 //
 // consume() only encodes into the current batch; a batch goes to the
 // HttpSender (its own thread, a bounded queue) when it holds batch_points
-// points or is batch_interval_s old. Not thread-safe: one thread calls it.
+// points or is batch_interval_s old. What becomes of each batch is booked
+// (BatchLedger.hpp): beside the HDF5 sink, points count as accepted once
+// queued, and a batch dropped later becomes losses recorded in the jobs'
+// files; alone, the sink acknowledges a sender only once the store holds
+// its points, and writes again what a dropped batch held when the sender
+// resends it. Not thread-safe: one thread calls it.
 #pragma once
 
 #include "collector/Sink.hpp"
 #include "collector/sinks/hdf5/JobAggregate.hpp"
+#include "collector/sinks/tsdb/BatchLedger.hpp"
 #include "collector/sinks/tsdb/Encoder.hpp"
 #include "collector/sinks/tsdb/HttpSender.hpp"
 #include "common/result.hpp"
@@ -31,6 +37,7 @@
 #include <functional>
 #include <map>
 #include <memory>
+#include <optional>
 #include <string>
 #include <unordered_map>
 #include <vector>
@@ -50,8 +57,9 @@ class TsdbSink final : public Sink {
 public:
     // Starts the sender (reads the credential files).
     static Result<std::unique_ptr<TsdbSink>> make(TsdbOptions options);
-    // Without a sender: every batch goes to `submit` (tests).
-    using Submit = std::function<void(std::string body, uint64_t points)>;
+    // Without a sender: every batch goes to `submit` (tests, benchmarks),
+    // which says what became of it, or nullopt to say it later (settle()).
+    using Submit = std::function<std::optional<BatchFate>(std::string body, uint64_t points, uint64_t batch)>;
     static std::unique_ptr<TsdbSink> with_submit(TsdbOptions options, Submit submit);
     ~TsdbSink() override;
 
@@ -59,6 +67,14 @@ public:
     void tick(int64_t now_mono_ns) noexcept override;
     void flush_all(int64_t now_mono_ns) noexcept override;
     void close_all() noexcept override;
+
+    bool acknowledges() const override { return !m_ledger.queue_counts(); }
+    void take_acks(std::vector<wire::Ack> &out) override { m_ledger.take_acks(out); }
+    void set_loss_recorder(bool present) override;
+    void take_losses(std::vector<SinkLoss> &out) override { m_ledger.take_losses(out); }
+
+    // What became of batch `id` (tick() calls it for the sender's answers).
+    void settle(uint64_t id, BatchFate fate);
 
     SenderStats stats() const;
     std::string stats_text() const override;
@@ -74,11 +90,14 @@ private:
         hdf5::HostMap hosts;  // what the summary needs, as the HDF5 sink keeps it
     };
     void send_summary(const std::string &job_id, JobInfo &job);
+    void add_summary(QueuedSummary summary);
+    void settle_answers();
 
     TsdbOptions m_options;
     std::unique_ptr<Encoder> m_encoder;
     std::unique_ptr<HttpSender> m_sender;  // null with with_submit()
     Submit m_submit;
+    BatchLedger m_ledger;
     int64_t m_batch_started_ns = 0;  // CLOCK_MONOTONIC of the first point of the batch (0: empty)
     int64_t m_now_ns = 0;
     std::unordered_map<std::string, JobInfo> m_jobs;        // the user of each job heard of

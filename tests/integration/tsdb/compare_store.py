@@ -50,7 +50,7 @@ SUMMARY = {"duration_seconds": "duration_s", "cpu_time_seconds": "cpu_time_s", "
            "peak_memory_bytes": "peak_memory_bytes", "read_bytes": "read_bytes", "write_bytes": "write_bytes",
            "read_chars_bytes": "read_chars", "write_chars_bytes": "write_chars", "energy_joules": "energy_j",
            "samples_received": "samples_received", "samples_lost": "samples_lost", "rows_dropped": "rows_dropped",
-           "hosts": "hosts", "hosts_without_job_end": "hosts_without_job_end"}
+           "tsdb_points_dropped": "tsdb_points_dropped", "hosts": "hosts", "hosts_without_job_end": "hosts_without_job_end"}
 
 
 def expected_points(path):

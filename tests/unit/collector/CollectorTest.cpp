@@ -307,3 +307,98 @@ TEST(Collector, acknowledged_senders_resend_instead_of_losing)
     ASSERT_EQ(acks.size(), 1u);
     EXPECT_EQ(acks[0].sender, "from-sink");
 }
+
+namespace {
+
+// A sink that queues (as the time-series sink does): it drops what it is
+// told to, at a tick or at its close, and acknowledges when no sink records
+// its losses.
+class QueueingSink : public Sink {
+public:
+    void consume(const wire::Message &, const Delivery &) noexcept override {}
+    void tick(int64_t) noexcept override { move(); }
+    void flush_all(int64_t) noexcept override {}
+    void close_all() noexcept override
+    {
+        drop_next = {"j", "h", 2};
+        move();
+        closed_at = ++*clock;
+    }
+    bool acknowledges() const override { return !recorder; }
+    void set_loss_recorder(bool present) override { recorder = present; }
+    void take_losses(std::vector<SinkLoss> &out) override
+    {
+        out.insert(out.end(), pending.begin(), pending.end());
+        pending.clear();
+    }
+    void move()
+    {
+        if (drop_next.points > 0)
+            pending.push_back(std::exchange(drop_next, {}));
+    }
+    bool recorder = false;
+    SinkLoss drop_next;
+    std::vector<SinkLoss> pending;
+    int *clock = nullptr;
+    int closed_at = 0;
+};
+
+class RecordingLossSink : public Sink {
+public:
+    void consume(const wire::Message &, const Delivery &) noexcept override {}
+    void tick(int64_t) noexcept override {}
+    void flush_all(int64_t) noexcept override {}
+    void close_all() noexcept override { closed_at = ++*clock; }
+    bool acknowledges() const override { return true; }
+    bool records_losses() const override { return true; }
+    void record_losses(const std::vector<SinkLoss> &losses, int64_t) noexcept override
+    {
+        for (const auto &l : losses)
+            recorded.push_back({l, ++*clock});
+    }
+    std::vector<std::pair<SinkLoss, int>> recorded;
+    int *clock = nullptr;
+    int closed_at = 0;
+};
+
+}  // namespace
+
+TEST(Collector, a_queueing_sinks_losses_reach_the_recording_sink_before_it_closes)
+{
+    int clock = 0;
+    auto queue = std::make_unique<QueueingSink>();
+    auto record = std::make_unique<RecordingLossSink>();
+    queue->clock = record->clock = &clock;
+    QueueingSink *q = queue.get();
+    RecordingLossSink *r = record.get();
+    std::vector<std::unique_ptr<Sink>> sinks;
+    sinks.push_back(std::move(record));  // the recorder first: closing must still take the queue first
+    sinks.push_back(std::move(queue));
+    Collector c(std::move(sinks));
+    EXPECT_TRUE(q->recorder) << "told that a sink records its losses";
+    EXPECT_FALSE(q->acknowledges());
+    q->drop_next = {"j", "h", 5};
+    c.tick(1);
+    ASSERT_EQ(r->recorded.size(), 1u);
+    EXPECT_EQ(r->recorded[0].first.points, 5u);
+    c.close_all();
+    ASSERT_EQ(r->recorded.size(), 2u) << "what the queue dropped at its close";
+    EXPECT_EQ(r->recorded[1].first.points, 2u);
+    EXPECT_LT(q->closed_at, r->recorded[1].second);
+    EXPECT_LT(r->recorded[1].second, r->closed_at);
+}
+
+TEST(Collector, alone_a_queueing_sink_acknowledges_and_two_acknowledging_sinks_are_refused)
+{
+    std::vector<std::unique_ptr<Sink>> alone;
+    alone.push_back(std::make_unique<QueueingSink>());
+    auto *q = static_cast<QueueingSink *>(alone.back().get());
+    Collector c(std::move(alone));
+    EXPECT_FALSE(q->recorder);
+    EXPECT_TRUE(q->acknowledges());
+
+    std::vector<std::unique_ptr<Sink>> two;
+    two.push_back(std::make_unique<QueueingSink>());
+    two.push_back(std::make_unique<QueueingSink>());
+    EXPECT_THROW(Collector(std::move(two)), std::logic_error);
+}

@@ -211,4 +211,38 @@ TEST_F(Hdf5AckTest, a_full_disk_acknowledges_nothing_and_loses_nothing)
     EXPECT_EQ(r.i64("/hosts/h", "samples_lost"), 0);
 }
 
+// The time-series sink's undelivered points (Sink::record_losses) land in
+// the host's tsdb_points_dropped and the summary: while the job is open, once
+// it ended and its file was closed, and from a sink that forgot the job; a
+// job without a file gets none and the points count as unrecorded.
+TEST_F(Hdf5AckTest, another_sinks_losses_are_recorded_in_the_file_and_its_summary)
+{
+    const auto path = collector::job_file_path(m_dir, "90");
+    {
+        auto sink = make_sink(options(m_dir));
+        EXPECT_TRUE(sink->records_losses());
+        for (uint64_t seq = 0; seq <= 2; ++seq)
+            sink->consume(acked(seq), at(static_cast<int64_t>(seq) + 1));
+        sink->record_losses({{"90", "h", 7}}, 10);  // while the job runs
+        sink->consume(acked(3, 0, MessageKind::job_end), at(12));
+        EXPECT_EQ(sink->open_jobs(), 0u) << "ended: its file is closed";
+        EXPECT_EQ(Reader(path).i64("/hosts/h", "tsdb_points_dropped"), 7);
+        EXPECT_EQ(Reader(path).i64("/summary", "tsdb_points_dropped"), 7);
+        sink->record_losses({{"90", "h", 5}}, 13);
+        EXPECT_EQ(Reader(path).i64("/summary", "tsdb_points_dropped"), 12) << "the summary is written again";
+        sink->record_losses({{"91", "h", 3}}, 14);
+        EXPECT_FALSE(std::filesystem::exists(collector::job_file_path(m_dir, "91"))) << "no file made for a loss";
+        EXPECT_EQ(sink->stats().tsdb_points_recorded, 12u);
+        EXPECT_EQ(sink->stats().tsdb_points_unrecorded, 3u);
+        sink->close_all();
+    }
+    auto later = make_sink(options(m_dir));  // knows nothing of job 90
+    later->record_losses({{"90", "h", 1}}, 1);
+    later->close_all();
+    Reader r(path);
+    EXPECT_EQ(r.i64("/hosts/h", "tsdb_points_dropped"), 13);
+    EXPECT_EQ(r.i64("/summary", "tsdb_points_dropped"), 13);
+    EXPECT_EQ(r.i64("/summary", "samples_received"), 4) << "nothing else changed";
+}
+
 }  // namespace

@@ -4,7 +4,11 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cmath>
+#include <deque>
+#include <map>
+#include <random>
 #include <sstream>
 
 namespace colmet::collector::tsdb {
@@ -52,6 +56,8 @@ wire::BackendBlock rapl(double joules)
 struct Captured {
     std::vector<std::string> bodies;
     std::vector<uint64_t> points;
+    std::vector<uint64_t> batches;
+    std::optional<BatchFate> fate = BatchFate::stored;  // nullopt: the test settles
     std::string all() const
     {
         std::string s;
@@ -64,9 +70,11 @@ struct Captured {
 std::unique_ptr<TsdbSink> sink(Captured &c, TsdbOptions o = {})
 {
     o.protocol = Protocol::influx;
-    return TsdbSink::with_submit(o, [&c](std::string body, uint64_t points) {
+    return TsdbSink::with_submit(o, [&c](std::string body, uint64_t points, uint64_t batch) {
         c.bodies.push_back(std::move(body));
         c.points.push_back(points);
+        c.batches.push_back(batch);
+        return c.fate;
     });
 }
 
@@ -181,6 +189,283 @@ TEST(TsdbSinkTest, the_summary_follows_the_last_hosts_job_end)
                              "colmet_job,job_id=9,user=bob hosts=2 30000000000\n"})
         EXPECT_NE(all.find(line), std::string::npos) << line << "in\n" << all;
     EXPECT_EQ(all.find("peak_memory_bytes"), std::string::npos) << "no memory data: no point";
+}
+
+}  // namespace
+}  // namespace colmet::collector::tsdb
+
+// What the sink answers for (BatchLedger.hpp): alone, a sender is
+// acknowledged only for what the store holds; beside a sink that records
+// losses, what it queued counts and a dropped batch becomes losses.
+namespace colmet::collector::tsdb {
+namespace {
+
+// Message `seq` of the acknowledged sender "n1:1" of job 5 (usage = seq).
+wire::Message acked(uint64_t seq, uint64_t base = 0, MessageKind kind = MessageKind::sample)
+{
+    auto m = message(kind, "5", "n1", (100 + static_cast<int64_t>(seq)) * k_s, {cpu(static_cast<double>(seq), 0.5)});
+    m.version = wire::k_acked_protocol_version;
+    m.ack = 1;
+    m.seq = seq;
+    m.base = base;
+    return m;
+}
+
+Delivery fresh(int64_t t) { return {0, t, false, false}; }
+Delivery resend(int64_t t) { return {0, t, false, true}; }
+
+std::vector<uint64_t> acks(TsdbSink &s)
+{
+    std::vector<wire::Ack> out;
+    s.take_acks(out);
+    std::vector<uint64_t> seqs;
+    for (const auto &a : out) {
+        EXPECT_EQ(a.sender, "n1:1");
+        seqs.push_back(a.seq);
+    }
+    return seqs;
+}
+
+size_t count(const std::string &text, const std::string &what)
+{
+    size_t n = 0;
+    for (size_t at = text.find(what); at != std::string::npos; at = text.find(what, at + 1))
+        ++n;
+    return n;
+}
+
+using Seqs = std::vector<uint64_t>;
+
+TEST(TsdbSinkAckTest, alone_it_acknowledges_only_what_the_store_holds)
+{
+    Captured c;
+    c.fate = std::nullopt;  // the test says what became of each batch
+    TsdbOptions o;
+    o.batch_points = 2;  // one message a batch (host_cpus is unknown: usage and user)
+    auto s = sink(c, o);
+    s->set_loss_recorder(false);
+    EXPECT_TRUE(s->acknowledges());
+    for (uint64_t seq = 1; seq <= 4; ++seq)
+        s->consume(acked(seq), fresh(static_cast<int64_t>(seq)));
+    s->flush_all(5);
+    ASSERT_EQ(c.batches.size(), 4u);
+    EXPECT_EQ(acks(*s), Seqs{}) << "queued is not stored";
+
+    s->settle(c.batches[0], BatchFate::stored);
+    EXPECT_EQ(acks(*s), Seqs{1});
+    s->settle(c.batches[1], BatchFate::dropped);  // seq 2 lost on the way
+    s->settle(c.batches[2], BatchFate::stored);
+    EXPECT_EQ(acks(*s), Seqs{}) << "seq 2 is missing: nothing past 1";
+
+    // The sender resends from its oldest unacknowledged message: only seq 2
+    // is written again; 4 is still on its way.
+    const std::string before = c.all();
+    for (uint64_t seq = 2; seq <= 4; ++seq)
+        s->consume(acked(seq), resend(10));
+    s->flush_all(11);
+    ASSERT_EQ(c.batches.size(), 5u);
+    EXPECT_EQ(c.all().substr(before.size()),
+              "colmet_cgroup_cpu,host=n1,job_id=5 usage_seconds_total=2 102000000000\n"
+              "colmet_cgroup_cpu,host=n1,job_id=5 user_seconds_total=0.5 102000000000\n");
+    s->settle(c.batches[4], BatchFate::stored);
+    EXPECT_EQ(acks(*s), Seqs{3});
+    s->settle(c.batches[3], BatchFate::stored);
+    EXPECT_EQ(acks(*s), Seqs{4});
+
+    // A resend of what is stored is acknowledged again, and not written.
+    s->consume(acked(4), resend(12));
+    s->flush_all(13);
+    EXPECT_EQ(c.batches.size(), 5u);
+    EXPECT_EQ(acks(*s), Seqs{4});
+    s->close_all();
+}
+
+TEST(TsdbSinkAckTest, alone_a_refused_batch_is_acknowledged_and_a_given_up_one_is_passed)
+{
+    Captured c;
+    c.fate = std::nullopt;
+    TsdbOptions o;
+    o.batch_points = 1;
+    auto s = sink(c, o);
+    s->set_loss_recorder(false);
+    s->consume(acked(1), fresh(1));
+    s->consume(acked(2), fresh(2));
+    s->settle(c.batches[0], BatchFate::rejected);  // a 4xx: sending again would not help
+    s->settle(c.batches[1], BatchFate::dropped);
+    EXPECT_EQ(acks(*s), Seqs{1});
+    // The sender gave seq 2 up (its base is 3): nothing waits for it, and
+    // 3 is on its way.
+    s->consume(acked(3, 3), fresh(3));
+    EXPECT_EQ(acks(*s), Seqs{2});
+    s->settle(c.batches.back(), BatchFate::stored);
+    EXPECT_EQ(acks(*s), Seqs{3});
+    // Messages with nothing to write are acknowledged as they come.
+    auto empty = acked(4);
+    empty.backends.clear();
+    s->consume(empty, fresh(4));
+    EXPECT_EQ(acks(*s), Seqs{4});
+    // A message that does not ask is never acknowledged.
+    auto plain = message(MessageKind::sample, "5", "n1", 200 * k_s, {cpu(9, 9)});
+    s->consume(plain, fresh(5));
+    s->flush_all(6);
+    s->settle(c.batches.back(), BatchFate::stored);
+    EXPECT_EQ(acks(*s), Seqs{});
+    s->close_all();
+}
+
+TEST(TsdbSinkAckTest, alone_the_summary_of_a_dropped_batch_is_sent_again_once)
+{
+    Captured c;
+    c.fate = std::nullopt;
+    auto s = sink(c);
+    s->set_loss_recorder(false);
+    auto start = acked(0, 0, MessageKind::job_start);
+    start.meta = {{"user", "eve"}, {"cpus", "1"}};
+    s->consume(start, fresh(1));
+    s->consume(acked(1, 0, MessageKind::job_end), fresh(2));
+    s->flush_all(3);
+    ASSERT_EQ(c.batches.size(), 1u);
+    EXPECT_EQ(count(c.all(), "duration_seconds=1 "), 1u) << c.all();
+    s->settle(c.batches[0], BatchFate::dropped);
+    // The resent messages are written again; the summary goes once more
+    // (from the settle), not again from the resent job_end.
+    s->consume(start, resend(4));
+    s->consume(acked(1, 0, MessageKind::job_end), resend(5));
+    s->flush_all(6);
+    ASSERT_EQ(c.batches.size(), 2u);
+    EXPECT_EQ(count(c.all(), "duration_seconds=1 "), 2u) << c.all();
+    EXPECT_EQ(count(c.all(), "samples_received=2 "), 2u) << "the resend counts once in the summary";
+    s->settle(c.batches[1], BatchFate::stored);
+    EXPECT_EQ(acks(*s), Seqs{1});
+    s->close_all();
+}
+
+TEST(TsdbSinkAckTest, beside_a_loss_recorder_queued_counts_and_a_dropped_batch_becomes_losses)
+{
+    Captured c;
+    c.fate = std::nullopt;
+    TsdbOptions o;
+    o.batch_points = 1000;
+    auto s = sink(c, o);
+    s->set_loss_recorder(true);
+    EXPECT_FALSE(s->acknowledges());
+    s->consume(acked(1), fresh(1));
+    auto other = message(MessageKind::sample, "6", "n2", 100 * k_s, {cpu(1, 1), rapl(10)});
+    s->consume(other, fresh(2));
+    s->flush_all(3);
+    s->consume(acked(2), fresh(4));
+    s->flush_all(5);
+    ASSERT_EQ(c.batches.size(), 2u);
+    EXPECT_EQ(acks(*s), Seqs{}) << "the recording sink acknowledges";
+    // A resend is never written again: the first writing counted.
+    s->consume(acked(1), resend(6));
+    s->flush_all(7);
+    EXPECT_EQ(c.batches.size(), 2u);
+
+    std::vector<SinkLoss> losses;
+    s->settle(c.batches[1], BatchFate::stored);
+    s->take_losses(losses);
+    EXPECT_TRUE(losses.empty());
+    s->settle(c.batches[0], BatchFate::dropped);
+    s->take_losses(losses);
+    std::sort(losses.begin(), losses.end(), [](const auto &a, const auto &b) { return a.job_id < b.job_id; });
+    ASSERT_EQ(losses.size(), 2u);
+    EXPECT_EQ(losses[0].job_id, "5");
+    EXPECT_EQ(losses[0].host, "n1");
+    EXPECT_EQ(losses[0].points, 2u);
+    EXPECT_EQ(losses[1].job_id, "6");
+    EXPECT_EQ(losses[1].host, "n2");
+    EXPECT_EQ(losses[1].points, 3u) << "node values count for the job whose message carried them";
+    EXPECT_EQ(losses[0].points + losses[1].points, c.points[0]);
+    s->close_all();
+}
+
+}  // namespace
+}  // namespace colmet::collector::tsdb
+
+namespace colmet::collector::tsdb {
+namespace {
+
+// A small model of the sender's queue (bounded, oldest dropped first) in
+// front of a store that is away, then back; the node resends everything
+// unacknowledged, in order, now and then. In the end every message is
+// acknowledged and each is in the store exactly once.
+TEST(TsdbSinkAckTest, drops_and_resends_in_any_order_end_with_every_message_stored_once)
+{
+    for (unsigned seed = 1; seed <= 50; ++seed) {
+        SCOPED_TRACE("seed " + std::to_string(seed));
+        std::mt19937 random(seed);
+        Captured c;
+        c.fate = std::nullopt;
+        TsdbOptions o;
+        o.batch_points = 2 + random() % 6;
+        o.protocol = Protocol::influx;
+        std::deque<std::pair<uint64_t, std::string>> queue;  // the sender's queue
+        const size_t capacity = 1 + random() % 4;
+        auto s = TsdbSink::with_submit(o, [&](std::string body, uint64_t, uint64_t batch) -> std::optional<BatchFate> {
+            queue.emplace_back(batch, std::move(body));
+            return std::nullopt;
+        });
+        s->set_loss_recorder(false);
+        std::map<std::string, int> stored;  // line -> times stored
+        std::vector<uint64_t> to_drop;
+        auto make_room = [&] {
+            while (queue.size() > capacity) {
+                s->settle(queue.front().first, BatchFate::dropped);
+                queue.pop_front();
+            }
+        };
+        auto deliver = [&] {
+            while (!queue.empty()) {
+                auto [id, body] = queue.front();
+                queue.pop_front();
+                std::istringstream lines(body);
+                for (std::string line; std::getline(lines, line);)
+                    ++stored[line];
+                s->settle(id, BatchFate::stored);
+            }
+        };
+        const uint64_t n = 20 + random() % 30;
+        uint64_t last_ack = 0;
+        bool any_ack = false;
+        auto take = [&] {
+            for (uint64_t a : acks(*s)) {
+                EXPECT_TRUE(!any_ack || a >= last_ack);
+                last_ack = a;
+                any_ack = true;
+            }
+        };
+        int64_t t = 1;
+        for (uint64_t seq = 0; seq < n; ++seq) {
+            s->consume(acked(seq), fresh(++t));
+            make_room();
+            take();
+        }
+        s->flush_all(++t);
+        make_room();
+        take();
+        // Resend rounds; the store comes back after a few.
+        const int down_rounds = 1 + static_cast<int>(random() % 4);
+        for (int round = 0; round < 20 && !(any_ack && last_ack == n - 1); ++round) {
+            for (uint64_t seq = any_ack ? last_ack + 1 : 0; seq < n; ++seq) {
+                s->consume(acked(seq), resend(++t));
+                make_room();
+            }
+            s->flush_all(++t);
+            make_room();
+            if (round >= down_rounds)
+                deliver();
+            take();
+        }
+        ASSERT_TRUE(any_ack);
+        EXPECT_EQ(last_ack, n - 1);
+        for (uint64_t seq = 0; seq < n; ++seq) {
+            const std::string line = "colmet_cgroup_cpu,host=n1,job_id=5 usage_seconds_total=" + std::to_string(seq) +
+                                     " " + std::to_string((100 + seq) * 1'000'000'000ULL);
+            EXPECT_EQ(stored[line], 1) << line;
+        }
+        s->close_all();
+    }
 }
 
 }  // namespace
