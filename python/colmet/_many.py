@@ -22,14 +22,16 @@ from colmet._job import SUPPORTED_LAYOUT_VERSIONS, _reason, plain
 
 # The /summary attributes of layout version 1 (docs/hdf5-layout.md), by type.
 SUMMARY_FLOATS = ("duration_s", "cpus", "cpu_time_s", "user_time_s", "system_time_s", "cpu_efficiency",
-                  "peak_memory_bytes", "read_bytes", "write_bytes", "read_chars", "write_chars", "energy_j")
+                  "peak_memory_bytes", "read_bytes", "write_bytes", "read_chars", "write_chars", "energy_j",
+                  "job_energy_j")
 SUMMARY_INTS = ("samples_received", "samples_lost", "rows_dropped", "tsdb_points_dropped", "hosts",
                 "hosts_without_job_end", "started_ns", "ended_ns")
 
 # The columns of open_many()'s rows, in order.
 COLUMNS = ("path", "job_id", "user", "hosts", "start", "end", "duration_s", "cpus", "cpu_time_s", "user_time_s",
            "system_time_s", "cpu_efficiency", "cpus_used", "peak_memory_bytes", "read_bytes", "write_bytes",
-           "read_chars", "write_chars", "energy_j", "energy_kwh", "samples_received", "samples_lost", "rows_dropped",
+           "read_chars", "write_chars", "energy_j", "energy_kwh", "job_energy_j",
+           "job_energy_kwh", "samples_received", "samples_lost", "rows_dropped",
            "tsdb_points_dropped", "hosts_without_job_end", "has_summary", "cgroup_warning", "layout_version", "error")
 
 _F8 = h5t.py_create(np.dtype("<f8"))
@@ -124,8 +126,9 @@ def open_many(where, processes=None):
     """One row per job file: its path, id, user, number of hosts, start and
     end, the /summary figures (see docs/hdf5-layout.md; cpus_used is
     cpu_time_s / duration_s, the mean number of CPUs busy; energy_kwh is
-    energy_j / 3.6e6) and has_summary (False while the job runs or when its
-    end was lost: the summary figures are then NaN). hosts_without_job_end
+    energy_j / 3.6e6, the whole node's; job_energy_kwh is job_energy_j /
+    3.6e6, the job's share) and has_summary (False while the job runs or
+    when its end was lost: the summary figures are then NaN). hosts_without_job_end
     above 0 marks a summary written without every host's job_end: the job
     still runs on some host, or the collector gave up waiting (incomplete).
 
@@ -157,6 +160,7 @@ def open_many(where, processes=None):
     with np.errstate(invalid="ignore", divide="ignore"):
         frame["cpus_used"] = frame["cpu_time_s"] / frame["duration_s"].where(frame["duration_s"] > 0)
     frame["energy_kwh"] = frame["energy_j"] / 3.6e6
+    frame["job_energy_kwh"] = frame["job_energy_j"] / 3.6e6
     frame["has_summary"] = frame["has_summary"].fillna(False).astype(bool)
     for col in ("hosts", "samples_received", "samples_lost", "rows_dropped", "tsdb_points_dropped",
                 "hosts_without_job_end", "layout_version"):

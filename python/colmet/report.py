@@ -70,6 +70,7 @@ def figures(job, digest):
         "read_chars": get("read_chars", digest.totals.get("read_chars", nan)),
         "write_chars": get("write_chars", digest.totals.get("write_chars", nan)),
         "energy_j": get("energy_j", nan),
+        "job_energy_j": get("job_energy_j", nan),
         "samples_received": sum(job.host(h).samples_received for h in job.hosts),
         "samples_lost": sum(job.host(h).samples_lost for h in job.hosts),
         "rows_dropped": sum(int(job.host(h).attrs.get("rows_dropped", 0)) for h in job.hosts),
@@ -141,6 +142,10 @@ def _summary_rows(fig, job):
         shared = f"; shared with {', '.join(job.overlapping_jobs[:5])}" if job.overlapping_jobs else ""
         rows.append(("Energy (RAPL, whole node" + shared + ")",
                      f"{human_energy(energy)}, mean power {power:,.1f} W"))
+    job_energy = fig["job_energy_j"]
+    if not is_nan(job_energy):
+        power = job_energy / duration if duration and duration > 0 else float("nan")
+        rows.append(("Energy (the job's share of it)", f"{human_energy(job_energy)}, mean power {power:,.1f} W"))
     received, lost = fig["samples_received"], fig["samples_lost"]
     lost_pct = f" ({lost / (lost + received) * 100:.1f} %)" if lost else ""
     dropped = fig["rows_dropped"]

@@ -278,6 +278,11 @@ def test_two_host_job_node_scope_data_and_the_job_that_shared_a_host(two_hosts):
         temp = job.frame(h, "temperature")
         assert temp.units["coretemp1.core_0"] == "degC" and temp["coretemp1.core_0"].iloc[-1] == 44.0
     assert job.summary["energy_j"] > 0
+    # The job's share (backend energy), in J like the node's, and less than it.
+    for h in job.hosts:
+        share = job.frame(h, "energy")
+        assert share.units["package_0_package"] == "J"
+    assert 0 < job.summary["job_energy_j"] < job.summary["energy_j"]
 
 
 # --- the reports, rendered by a real browser ---------------------------------

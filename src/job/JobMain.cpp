@@ -57,7 +57,9 @@ int job_main(int argc, char **argv)
     run_cmd->add_option("--disable-backend", run.disabled_backends, "Do not run this backend (repeatable)")
         ->check([](const std::string &name) {
             const spec::BackendInfo *b = spec::backend_info(name);
-            return b && b->kind == spec::BackendKind::job ? std::string() : "unknown backend '" + name + "'";
+            return b && (b->kind == spec::BackendKind::job || b->kind == spec::BackendKind::derived)
+                       ? std::string()
+                       : "unknown backend '" + name + "'";
         });
     run_cmd->add_flag(std::string(spec::k_perfhw_flag), run.enable_perfhw,
                       "Also count perf events (mounts the perf_event cgroup hierarchy if needed)");

@@ -85,6 +85,9 @@ void print_summary(const std::string &job_id, const std::filesystem::path &file,
     if (!std::isnan(s.energy_j))
         std::fprintf(out, "  energy          %s (RAPL package + DRAM of the node, over %s)\n",
                      human_energy(s.energy_j).c_str(), human_seconds(s.duration_s).c_str());
+    if (!std::isnan(s.job_energy_j))
+        std::fprintf(out, "  job's energy    %s (its share: idle baseline by allocated CPUs, the rest by CPU time)\n",
+                     human_energy(s.job_energy_j).c_str());
     std::fprintf(out, "  samples         %llu received, %llu lost\n",
                  static_cast<unsigned long long>(s.samples_received), static_cast<unsigned long long>(s.samples_lost));
     if (!s.cgroup_warning.empty())

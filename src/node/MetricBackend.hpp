@@ -33,6 +33,12 @@ public:
     // A value that cannot be read is set to NaN.
     virtual void sample(std::span<double> values) noexcept = 0;
 
+    // A derived backend computes its values from the other backends' values
+    // of the same message (the sampler samples it after them, once the
+    // message's metadata is in): it says so, and implements sample_from().
+    virtual bool reads_message() const { return false; }
+    virtual void sample_from(const wire::Message & /*msg*/, std::span<double> values) noexcept { sample(values); }
+
     // Empty when the last sample read everything; otherwise a short reason
     // ("memory.stat: No such file or directory") sent with the message.
     virtual std::string_view status() const { return m_status; }

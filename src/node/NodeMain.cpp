@@ -20,6 +20,7 @@
 #include "node/backends/perfhw/PerfhwBackend.hpp"
 #include "node/backends/registry.hpp"
 #include "node/delivery/SpoolFlush.hpp"
+#include "node/energy/EnergyShareBackend.hpp"
 #include "spec/event_list.hpp"
 #include "wire/rules.hpp"
 
@@ -117,7 +118,10 @@ void add_options(CLI::App &app, NodeOptions &o)
     app.add_option("--disable-backend", o.disabled_backends,
                    "Do not run this backend (repeatable; see --list-backends)")
         ->check([](const std::string &name) {
-            return find_backend(name) ? std::string() : "unknown backend '" + name + "' (see --list-backends)";
+            const spec::BackendInfo *b = spec::backend_info(name);
+            return find_backend(name) || (b && b->kind == spec::BackendKind::derived)
+                       ? std::string()
+                       : "unknown backend '" + name + "' (see --list-backends)";
         });
     app.add_flag(std::string(spec::k_perfhw_flag), o.enable_perfhw,
                  "Count perf events of the job's cgroup (perf_event in cgroup mode)");
@@ -226,6 +230,21 @@ Result<std::vector<std::pair<std::string, std::string>>> parse_meta(const std::v
 
 // --perfhw-list to event specs: every name must be known (a clear error at
 // start rather than a silent gap in the data).
+// The job's share of the node's energy, beside a running rapl backend
+// (unless --disable-backend energy): null otherwise.
+std::unique_ptr<MetricBackend> make_energy_share(const std::vector<std::unique_ptr<MetricBackend>> &running,
+                                                 const NodeOptions &o)
+{
+    if (std::find(o.disabled_backends.begin(), o.disabled_backends.end(), "energy") != o.disabled_backends.end())
+        return nullptr;
+    for (const auto &b : running)
+        if (b->name() == "rapl") {
+            spdlog::info("backend energy: the job's share of {} RAPL domains", b->metrics().size());
+            return std::make_unique<energy::EnergyShareBackend>(b->metrics(), o.proc_root);
+        }
+    return nullptr;
+}
+
 Result<std::vector<backends::perfhw::PerfEventSpec>> resolve_perf_events(const std::vector<std::string> &list,
                                                                          const std::string &sysfs_root)
 {
@@ -355,6 +374,8 @@ int run(const NodeOptions &o)
     node_request.enabled = o.node_backends;
     for (auto &b : make_node_backends(node_request, realtime_ns()))
         backends.push_back(std::move(b));
+    if (auto energy = make_energy_share(backends, o))
+        backends.push_back(std::move(energy));
 
     SamplerConfig config;
     config.job_id = o.job_id;
@@ -452,7 +473,8 @@ int node_main(int argc, char **argv)
                 std::string how = b.kind == spec::BackendKind::node     ? " (node; " + std::string(b.flag) + ")"
                                   : b.kind == spec::BackendKind::perfhw ? " (" + std::string(b.flag) + ")"
                                                                         : "";
-                bool built = b.kind == spec::BackendKind::perfhw || find_backend(b.name) || find_node_backend(b.name);
+                bool built = b.kind == spec::BackendKind::perfhw || b.kind == spec::BackendKind::derived ||
+                             find_backend(b.name) || find_node_backend(b.name);
                 std::printf("%-16s %s%s%s\n", std::string(b.name).c_str(), std::string(b.description).c_str(),
                             how.c_str(), built ? "" : " [not in this build]");
             }

@@ -173,6 +173,8 @@ void Sampler::sample_once(wire::MessageKind kind)
     m_msg.time_ns = realtime_ns();
     for (size_t i = 0; i < m_backends.size(); ++i) {
         auto &blk = m_msg.backends[i];
+        if (m_backends[i]->reads_message())
+            continue;  // below, from the others' values
         if (m_perfhw_paused && m_backends[i]->name() == "perfhw") {
             // Released for the user's own profiler: nothing counted, nothing claimed.
             std::fill(blk.values.begin(), blk.values.end(), std::numeric_limits<double>::quiet_NaN());
@@ -190,6 +192,12 @@ void Sampler::sample_once(wire::MessageKind kind)
     m_msg.meta.clear();
     m_msg.meta.swap(m_pending_meta);
     wire::keep_latest_meta(m_msg.meta);
+    for (size_t i = 0; i < m_backends.size(); ++i)
+        if (m_backends[i]->reads_message()) {
+            auto &blk = m_msg.backends[i];
+            m_backends[i]->sample_from(m_msg, blk.values);
+            blk.status.assign(m_backends[i]->status());
+        }
 }
 
 void Sampler::send_current()

@@ -17,9 +17,10 @@
 namespace colmet::spec {
 
 enum class BackendKind {
-    job,     // reads the job's cgroups; runs unless disabled
-    node,    // measures the whole node; runs only when enabled
-    perfhw,  // perf counters of the job's cgroup; enabled, with its events
+    job,      // reads the job's cgroups; runs unless disabled
+    node,     // measures the whole node; runs only when enabled
+    perfhw,   // perf counters of the job's cgroup; enabled, with its events
+    derived,  // computed from the other backends' values; runs with them unless disabled
 };
 
 // What a backend needs of root once colmet-node has started (it drops the
@@ -59,6 +60,9 @@ inline constexpr auto k_backend_catalog = std::to_array<BackendInfo>({
      "InfiniBand/Omni-Path port counters: bytes and packets sent and received"},
     {"lustre", BackendKind::node, "--enable-lustre", "lustre",
      "Lustre client statistics of each mount (llite stats): bytes and operations"},
+    {"energy", BackendKind::derived, "", "",
+     "The job's share of each RAPL domain's energy (with rapl): idle baseline by allocated CPUs, the rest by CPU "
+     "time, cumulative J"},
 });
 
 // The row of that name, or nullptr.

@@ -105,7 +105,7 @@ Result<void> restore_backend(hid_t host_group, std::string_view backend, HostAgg
 
 bool summary_backend(std::string_view backend)
 {
-    if (backend == "rapl")
+    if (backend == "rapl" || backend == "energy")
         return true;
     return std::any_of(k_tracked.begin(), k_tracked.end(), [&](const Tracked &t) { return t.backend == backend; });
 }
@@ -114,10 +114,13 @@ void observe_value(HostAggregate &host, std::string_view backend, std::string_vi
 {
     if (std::isnan(value))
         return;
-    if (backend == "rapl") {
-        auto it = host.rapl.find(metric);
-        if (it == host.rapl.end())
-            it = host.rapl.emplace(std::string(metric), HostAggregate::Energy{}).first;
+    const bool share = backend == "energy" && (metric.ends_with("_package") || metric.ends_with("_dram") ||
+                                               metric.ends_with("_core") || metric.starts_with("psys"));
+    if (backend == "rapl" || share) {
+        auto &energies = share ? host.job_energy : host.rapl;
+        auto it = energies.find(metric);
+        if (it == energies.end())
+            it = energies.emplace(std::string(metric), HostAggregate::Energy{}).first;
         auto &e = it->second;
         if (!std::isnan(e.last))
             e.total += value >= e.last ? value - e.last : value;
@@ -199,7 +202,7 @@ void observe_message(HostAggregate &host, const wire::Message &msg, uint64_t los
     }
     for (const auto &block : msg.backends) {
         const size_t n = std::min(block.metrics.size(), block.values.size());
-        if (block.name == "rapl") {
+        if (block.name == "rapl" || block.name == "energy") {
             for (size_t i = 0; i < n; ++i)
                 observe_value(host, block.name, block.metrics[i].name, block.values[i]);
             continue;
@@ -219,19 +222,21 @@ void observe_message(HostAggregate &host, const wire::Message &msg, uint64_t los
     host.dirty = true;
 }
 
-double host_energy_j(const HostAggregate &host)
+static double energy_sum_j(const std::map<std::string, HostAggregate::Energy, std::less<>> &energies)
 {
     double sum = HostAggregate::k_unknown;
     auto add = [&](double v) { sum = std::isnan(sum) ? v : sum + v; };
-    for (const auto &[metric, e] : host.rapl)
+    for (const auto &[metric, e] : energies)
         if (metric.ends_with("_package") || metric.ends_with("_dram"))
             add(e.total);
     if (std::isnan(sum))
-        for (const auto &[metric, e] : host.rapl)
+        for (const auto &[metric, e] : energies)
             if (metric.starts_with("psys"))
                 add(e.total);
     return sum;
 }
+
+double host_energy_j(const HostAggregate &host) { return energy_sum_j(host.rapl); }
 
 JobSummary summarize(const std::string &job_id, const HostMap &hosts)
 {
@@ -264,6 +269,8 @@ JobSummary summarize(const std::string &job_id, const HostMap &hosts)
                 (s.cgroup_warning.empty() ? "" : "; ") + (hosts.size() > 1 ? name + ": " : "") + h.cgroup_warning;
         if (double e = host_energy_j(h); !std::isnan(e))
             s.energy_j = std::isnan(s.energy_j) ? e : s.energy_j + e;
+        if (double e = energy_sum_j(h.job_energy); !std::isnan(e))
+            s.job_energy_j = std::isnan(s.job_energy_j) ? e : s.job_energy_j + e;
         double peak = std::isnan(h.memory_peak) ? h.memory_current : h.memory_peak;
         if (!std::isnan(peak) && (std::isnan(s.peak_memory_bytes) || peak > s.peak_memory_bytes))
             s.peak_memory_bytes = peak;
@@ -329,8 +336,9 @@ size_t host_heap_bytes(const HostAggregate &host)
     constexpr size_t k_node = k_set_entry_bytes;
     auto heap = [](const std::string &s) { return s.capacity() > 15 ? s.capacity() + 1 : 0; };
     size_t bytes = heap(host.sender) + heap(host.cgroup_warning);
-    for (const auto &[metric, energy] : host.rapl)
-        bytes += k_node + sizeof(energy) + heap(metric);
+    for (const auto &energies : {&host.rapl, &host.job_energy})
+        for (const auto &[metric, energy] : *energies)
+            bytes += k_node + sizeof(energy) + heap(metric);
     for (const auto &job : host.overlapping_jobs)
         bytes += k_node + heap(job);
     for (const auto &[key, value] : host.pending_meta)
@@ -391,7 +399,7 @@ Result<void> restore_hosts(hid_t file, HostMap &hosts)
             h.cgroup_warning = *v;
         if (auto v = read_strs_attr(g, "overlapping_jobs"))
             h.overlapping_jobs.insert(v->begin(), v->end());
-        for (std::string_view backend : {"cgroup_cpu", "cgroup_memory", "cgroup_io", "processes", "rapl"})
+        for (std::string_view backend : {"cgroup_cpu", "cgroup_memory", "cgroup_io", "processes", "rapl", "energy"})
             if (auto r = restore_backend(g, backend, h); !r)
                 return r.error().with_context("restore host " + *hostname);
     }

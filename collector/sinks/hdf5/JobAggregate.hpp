@@ -66,6 +66,9 @@ struct HostAggregate {
         double total = 0;
     };
     std::map<std::string, Energy, std::less<>> rapl;
+    // Backend "energy" (the job's share of each RAPL domain): the same, per
+    // domain metric.
+    std::map<std::string, Energy, std::less<>> job_energy;
     // Other jobs that ran on this host at the same time (NodeSharing).
     std::set<std::string> overlapping_jobs;
     // Metadata not yet written to the file.

@@ -19,7 +19,7 @@ struct F64Field {
     double JobSummary::*field;
 };
 
-constexpr std::array<F64Field, 12> k_f64_fields{{
+constexpr std::array<F64Field, 13> k_f64_fields{{
     {"duration_s", "duration_seconds", &JobSummary::duration_s},
     {"cpu_time_s", "cpu_time_seconds", &JobSummary::cpu_time_s},
     {"user_time_s", "user_time_seconds", &JobSummary::user_time_s},
@@ -32,6 +32,7 @@ constexpr std::array<F64Field, 12> k_f64_fields{{
     {"read_chars", "read_chars_bytes", &JobSummary::read_chars},
     {"write_chars", "write_chars_bytes", &JobSummary::write_chars},
     {"energy_j", "energy_joules", &JobSummary::energy_j},
+    {"job_energy_j", "job_energy_joules", &JobSummary::job_energy_j},
 }};
 
 struct U64Field {

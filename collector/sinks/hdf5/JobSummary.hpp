@@ -31,6 +31,7 @@ struct JobSummary {
     double read_chars = k_unknown;         // processes read_chars, last value per host, summed
     double write_chars = k_unknown;        // processes write_chars
     double energy_j = k_unknown;           // rapl (node scope) package + dram energy over the job, summed over hosts
+    double job_energy_j = k_unknown;       // the job's share of it (backend energy), summed over hosts
     uint64_t samples_received = 0;         // messages stored (job_start, sample, job_end), all hosts
     uint64_t samples_lost = 0;             // messages known lost (sequence gaps, sender drops)
     uint64_t rows_dropped = 0;             // rows received but not stored (disk full, memory budget, write errors)

@@ -49,6 +49,7 @@ SUMMARY = {"duration_seconds": "duration_s", "cpu_time_seconds": "cpu_time_s", "
            "system_time_seconds": "system_time_s", "cpus": "cpus", "cpu_efficiency_ratio": "cpu_efficiency",
            "peak_memory_bytes": "peak_memory_bytes", "read_bytes": "read_bytes", "write_bytes": "write_bytes",
            "read_chars_bytes": "read_chars", "write_chars_bytes": "write_chars", "energy_joules": "energy_j",
+           "job_energy_joules": "job_energy_j",
            "samples_received": "samples_received", "samples_lost": "samples_lost", "rows_dropped": "rows_dropped",
            "tsdb_points_dropped": "tsdb_points_dropped", "hosts": "hosts", "hosts_without_job_end": "hosts_without_job_end"}
 

@@ -28,7 +28,8 @@ TEST(BackendCatalog, EachKindHasWhatItsConsumersNeed)
 {
     for (const auto &b : k_backend_catalog) {
         switch (b.kind) {
-        case BackendKind::job:  // on unless --disable-backend: no flag, no spec word
+        case BackendKind::job:      // on unless --disable-backend: no flag, no spec word
+        case BackendKind::derived:  // with the backends it derives from, unless disabled
             EXPECT_TRUE(b.flag.empty()) << b.name;
             EXPECT_TRUE(b.spec_keyword.empty()) << b.name;
             break;

@@ -1,0 +1,135 @@
+#!/usr/bin/env bats
+# The job's share of the node's energy (backend "energy", colmet-node(8)
+# "Energy per job"): two real jobs on this node, in real cgroups with CPU
+# weights of 3 to 1 (two busy loops each, so together they keep both CPUs
+# busy and get about 1.5 and 0.5 CPUs), each with its own colmet-node reading a fixture powercap tree that
+# a writer turns at 20 W, its counter wrapping every 0.75 s. Their energies
+# must be in the ratio of their CPU time as their cgroups account it
+# (within 2 %), the node's energy must be what was written (no wrap lost or
+# counted twice), and the two shares must hold nearly all of it and never
+# more. The split's exactness (jobs + idle = node) is a unit test
+# (tests/unit/node/EnergyShareTest.cpp): two samplers read the node at
+# their own instants, a few ms apart.
+
+load helpers
+
+setup() {
+  require_root
+  require_h5py
+  [ "$(nproc)" -eq 2 ] || skip "written for a 2-CPU machine (the quotas fill it): this one has $(nproc)"
+  SYS="$BATS_TEST_TMPDIR/sys"
+  RAPL="$SYS/class/powercap/intel-rapl:0"
+  mkdir -p "$RAPL"
+  echo package-0 > "$RAPL/name"
+  printf '%015d\n' 0 > "$RAPL/energy_uj"
+  echo 15000000 > "$RAPL/max_energy_range_uj"
+  OUT="$BATS_TEST_TMPDIR/out"
+  URI="tcp://127.0.0.1:$(free_port)"
+  A="/colmet-test/energy-a-$$"
+  B="/colmet-test/energy-b-$$"
+  PIDS=()
+}
+
+teardown() {
+  for p in "${PIDS[@]}"; do kill -9 "$p" 2>/dev/null || true; done
+  [ -n "${COLLECTOR_PID:-}" ] && kill -9 "$COLLECTOR_PID" 2>/dev/null || true
+  remove_job_cgroup "$A"
+  remove_job_cgroup "$B"
+  rmdir "$CGROOT"/*/colmet-test "$CGROOT/colmet-test" 2>/dev/null || true
+  for f in collector.log node-a.log node-b.log; do
+    [ -f "$BATS_TEST_TMPDIR/$f" ] && tail -n 5 "$BATS_TEST_TMPDIR/$f" | sed "s/^/# $f: /" >&3
+  done
+  true
+}
+
+# weight REL W: the cgroup's CPU weight (v2 cpu.weight; v1 cpu.shares, x 1024 / 100).
+weight() {
+  if cgroup_is_v2; then
+    echo "$2" > "$CGROOT$1/cpu.weight"
+  else
+    echo $(($2 * 1024 / 100)) > "$CGROOT/cpu$1/cpu.shares"
+  fi
+}
+
+# busy REL N: N busy loops in the job's cgroup.
+busy() {
+  local i
+  for ((i = 0; i < $2; i++)); do
+    in_cgroup "$1" sh -c 'while :; do :; done' &
+    PIDS+=($!)
+  done
+}
+
+@test "two jobs at 3:1 CPU weights share the node's energy in the ratio of their CPU time" {
+  start_collector "$URI" "$OUT" --flush-interval 1
+  # 20 W: 1 J every 50 ms, written in place (the sampler keeps the file open).
+  "$PY" - "$RAPL/energy_uj" <<'PYEOF' &
+import os, sys, time
+fd = os.open(sys.argv[1], os.O_WRONLY)
+e, start = 0, time.monotonic()
+for k in range(1, 100000):
+    time.sleep(max(0.0, start + k * 0.05 - time.monotonic()))
+    e = (e + 1_000_000) % 15_000_000
+    os.pwrite(fd, b"%015d\n" % e, 0)
+PYEOF
+  PIDS+=($!)
+  for job in a b; do
+    rel=$A; [ $job = b ] && rel=$B
+    make_job_cgroup "$rel"
+  done
+  weight "$A" 300
+  weight "$B" 100
+  busy "$A" 2
+  busy "$B" 2
+  for job in a b; do
+    rel=$A; [ $job = b ] && rel=$B
+    "$COLMET_BIN/colmet-node" --config /dev/null --job-id "energy-$job-$$" --cgroup "$rel" --zeromq-uri "$URI" \
+      --sample-period 0.5 --sysfs-root "$SYS" --enable-RAPL --hostname energy-host --control-dir "" -v \
+      2>"$BATS_TEST_TMPDIR/node-$job.log" &
+    PIDS+=($!)
+  done
+  sleep 8
+  for p in "${PIDS[@]:(-2)}"; do stop_pid "$p" 10; done
+  stop_pid "$COLLECTOR_PID" 30; COLLECTOR_PID=
+  grep -q "backend energy: the job's share of 1 RAPL domains" "$BATS_TEST_TMPDIR/node-a.log"
+  run "$PY" - "$OUT/energy-a-$$.h5" "$OUT/energy-b-$$.h5" <<'PYEOF'
+import sys, h5py, numpy as np
+def col(f, backend, metric):
+    g = f["hosts/energy-host"][backend]["segment_0"]
+    names = [n.decode() if isinstance(n, bytes) else n for n in g.attrs["names"]]
+    return g["values"][:, names.index(metric)], g["time"][:]
+out = {}
+for label, path in zip("ab", sys.argv[1:]):
+    with h5py.File(path, "r") as f:
+        share, t = col(f, "energy", "package_0_package")
+        usage, _ = col(f, "cgroup_cpu", "usage")
+        node, _ = col(f, "rapl", "package_0_package")
+        ok = ~np.isnan(share)
+        out[label] = dict(share=share[ok][-1], cpu=usage[ok][-1] - usage[ok][0], node=node[ok][-1] - node[ok][0],
+                          steps=np.diff(node[ok]), dt=np.diff(t[ok]) / 1e9, u=col(f, "energy", "utilisation")[0],
+                          summary=float(f["summary"].attrs["job_energy_j"]))
+a, b = out["a"], out["b"]
+cpu_ratio, energy_ratio = a["cpu"] / b["cpu"], a["share"] / b["share"]
+print(f"CPU: a {a['cpu']:.3f} s, b {b['cpu']:.3f} s (ratio {cpu_ratio:.3f}); energy: a {a['share']:.2f} J, "
+      f"b {b['share']:.2f} J (ratio {energy_ratio:.3f}); node {a['node']:.2f} J; utilisation min "
+      f"{np.nanmin(a['u']):.3f}; summary a {a['summary']:.2f} J")
+fail = []
+if not 2.4 < cpu_ratio < 3.6:
+    fail.append("the weights did not give about 3:1")
+if abs(energy_ratio / cpu_ratio - 1) > 0.02:
+    fail.append("energy ratio not within 2 % of the CPU ratio")
+# 20 W written: each 0.5 s step about 10 J, none off by a wrap (15 J).
+power = a["steps"] / a["dt"]
+if np.any(a["steps"] < 0) or np.any(np.abs(power - 20) > 6):
+    fail.append(f"node power off 20 W (a wrap lost or counted twice?): {np.round(power, 1)}")
+total = a["share"] + b["share"]
+if not (0.9 * a["node"] <= total <= a["node"] * 1.001):
+    fail.append(f"the shares ({total:.2f} J) are not most of the node's energy ({a['node']:.2f} J) or exceed it")
+if abs(a["summary"] - a["share"]) > 1e-6 * a["share"]:
+    fail.append("the summary's job_energy_j is not the last share")
+print("; ".join(fail) or "ok")
+sys.exit(1 if fail else 0)
+PYEOF
+  echo "$output"
+  [ "$status" -eq 0 ]
+}
