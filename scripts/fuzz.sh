@@ -5,7 +5,8 @@
 # time-series request bodies), fuzz_control
 # (control requests, answers, legacy configure messages and frames), then,
 # for half the time (their parsers are small), fuzz_spool (a node spool file
-# into its reader) and fuzz_keys (CURVE key files). Fails when a
+# into its reader), fuzz_keys (CURVE key files) and fuzz_node_inputs
+# (/proc/stat, a devices.list, a GPU list). Fails when a
 # fuzzer finds a crash, leak or timeout; the reproducers are copied to
 # ./fuzz-artifacts/<target>/. As many run at once as there are CPUs
 # (COLMET_FUZZ_JOBS).
@@ -59,6 +60,7 @@ start_fuzzer fuzz_sink tests/fuzz/corpus/sink 32768 "random message sequences in
 start_fuzzer fuzz_control tests/fuzz/corpus/control 8192 "random control messages and frames"
 start_fuzzer fuzz_spool tests/fuzz/corpus/spool 16384 "random spool files" "$half"
 start_fuzzer fuzz_keys tests/fuzz/corpus/keys 4096 "random key files" "$half"
+start_fuzzer fuzz_node_inputs tests/fuzz/corpus/node_inputs 4096 "random /proc/stat, devices.list and GPU lists" "$half"
 status=0
 wait || true
 for entry in "${pids[@]}"; do

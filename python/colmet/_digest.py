@@ -156,6 +156,7 @@ class Digest:
         self.node_backends = set()
         self.totals = {}               # I/O metric -> sum over hosts of its last value
         self.ipc = []                  # per host IPC over the job
+        self.gpus = []                 # (host, GPU index, mean utilisation, peak job memory, job's energy J)
         with job.reading():
             self._run()
 
@@ -212,6 +213,8 @@ class Digest:
             self._power()
         if "temperature" in backends:
             self._temperature()
+        if "gpu" in backends:
+            self._gpu()
         if "infiniband" in backends:
             self._sum_io("infiniband", "network", "InfiniBand / Omni-Path", r"\.rcv_bytes$", r"\.xmit_bytes$",
                          "received", "sent")
@@ -304,14 +307,49 @@ class Digest:
     def _power(self):
         plot = self._plot("power", "Power (RAPL)", "W", "plain",
                           "The RAPL energy counters of the CPU packages and DRAM (psys when neither exists) per "
-                          "second.", scope="node")
-        for host, frame, t, gap in self._frames("rapl"):
-            cols = [c for c in frame.columns if c.endswith("_package") or c.endswith("_dram")]
-            if not cols:
-                cols = [c for c in frame.columns if c.startswith("psys")]
-            if cols:
-                power = frame.rates(cols).to_numpy().sum(axis=1)   # NaN when a domain is NaN: unknown
-                self._add(plot, host, t, gap, power)
+                          "second: the whole node's, and (dashed) the job's share of it (backend energy: the idle "
+                          "baseline by allocated CPUs, the rest by CPU time).", scope="node")
+        shared = False
+        for backend, style in (("rapl", "-"), ("energy", "--")):
+            for host, frame, t, gap in self._frames(backend):
+                cols = [c for c in frame.columns if c.endswith("_package") or c.endswith("_dram")]
+                if not cols:
+                    cols = [c for c in frame.columns if c.startswith("psys")]
+                if cols:
+                    power = frame.rates(cols).to_numpy().sum(axis=1)   # NaN when a domain is NaN: unknown
+                    self._add(plot, host, t, gap, power, style=style)
+                    shared = shared or backend == "energy"
+        if shared and not plot.styles:
+            plot.styles = [("-", "the node"), ("--", "the job's share")]
+
+    def _gpu(self):
+        styles = ["-", "--", ":", "-."]
+        util = self._plot("gpu", "GPU utilisation", "%", "plain",
+                          "NVML's utilisation of each of the job's GPUs: the share of time a kernel ran on it "
+                          "(one line style per GPU).")
+        mem = self._plot("gpu_memory", "GPU memory of the job's processes", "bytes", "bytes",
+                         "The GPU memory the job's own processes held, from NVML's list of compute processes "
+                         "(one line style per GPU).")
+        for host, frame, t, gap in self._frames("gpu"):
+            for col in frame.columns:
+                m = re.fullmatch(r"gpu(\d+)_utilisation", col)
+                if not m:
+                    continue
+                index = int(m.group(1))
+                style = styles[index % len(styles)]
+                self._add(util, host, t, gap, _col(frame, col) * 100, style=style)
+                job_memory = _col(frame, f"gpu{index}_job_memory")
+                if job_memory is not None:
+                    self._add(mem, host, t, gap, job_memory, how="max", style=style)
+                for plot in (util, mem):
+                    if (style, f"GPU {index}") not in plot.styles:
+                        plot.styles.append((style, f"GPU {index}"))
+                busy, energy = _col(frame, col), _col(frame, f"gpu{index}_job_energy")
+                with quiet_nan():
+                    self.gpus.append((host, index, float(np.nanmean(busy)) if busy.size else np.nan,
+                                      float(np.nanmax(job_memory)) if job_memory is not None and job_memory.size
+                                      else np.nan,
+                                      _last_valid(energy) if energy is not None else np.nan))
 
     def _temperature(self):
         plot = self._plot("temperature", "Temperature (hottest sensor)", "°C", "plain",
@@ -357,6 +395,7 @@ class Digest:
             for k, v in p.totals.items():
                 out.totals[k] = out.totals.get(k, 0.0) + v
             out.ipc += p.ipc
+            out.gpus += p.gpus
         return out
 
     def finish(self):

@@ -76,6 +76,7 @@ def figures(job, digest):
         "rows_dropped": sum(int(job.host(h).attrs.get("rows_dropped", 0)) for h in job.hosts),
         "tsdb_points_dropped": sum(int(job.host(h).attrs.get("tsdb_points_dropped", 0)) for h in job.hosts),
         "hosts_without_job_end": sum("job_end_ns" not in job.host(h).attrs for h in job.hosts),
+        "gpus": digest.gpus,
     }
 
 
@@ -146,6 +147,14 @@ def _summary_rows(fig, job):
     if not is_nan(job_energy):
         power = job_energy / duration if duration and duration > 0 else float("nan")
         rows.append(("Energy (the job's share of it)", f"{human_energy(job_energy)}, mean power {power:,.1f} W"))
+    for host, index, busy, memory, gpu_energy in fig["gpus"]:
+        where = f"{host} GPU {index}" if len(job.hosts) > 1 else f"GPU {index}"
+        parts = [f"{busy * 100:.0f} % busy on average" if not is_nan(busy) else "utilisation unknown",
+                 f"{human_bytes(memory)} peak of the job's processes" if not is_nan(memory) else
+                 "the job's memory unknown"]
+        if not is_nan(gpu_energy):
+            parts.append(f"{human_energy(gpu_energy)} (the job's share)")
+        rows.append((where, ", ".join(parts)))
     received, lost = fig["samples_received"], fig["samples_lost"]
     lost_pct = f" ({lost / (lost + received) * 100:.1f} %)" if lost else ""
     dropped = fig["rows_dropped"]

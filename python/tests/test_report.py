@@ -214,3 +214,38 @@ def test_a_host_without_job_end_is_noted(tmp_path):
     text, _ = make_report(colmet.open(path), processes=1)
     assert "The job_end of 1 of the 3 hosts never reached the collector" in html.unescape(text)
     assert "a host without the attribute job_end_ns" in text
+
+
+def test_gpus_and_the_jobs_energy_share(tmp_path):
+    """A job with two GPUs (backend gpu) and the energy backend: GPU plots
+    with a line style per GPU, a summary row per GPU, and the job's share
+    dashed in the power plot."""
+    rng = np.random.default_rng(5)
+    t = synth.times(T0, 60)
+    b = synth.standard_backends(t, rng, cpus=4, busy=2.0)
+    names, units, kinds, cols = [], [], [], []
+    for g, busy in ((0, 0.9), (1, 0.1)):
+        for metric, unit, kind, v in (("utilisation", "1", "gauge", np.full(len(t), busy)),
+                                      ("job_memory", "B", "gauge", np.full(len(t), (g + 1) * 2.0**30)),
+                                      ("job_energy", "J", "counter", np.arange(len(t)) * 100.0 * (g + 1))):
+            names.append(f"gpu{g}_{metric}")
+            units.append(unit)
+            kinds.append(kind)
+            cols.append(v)
+    b["gpu"] = synth.backend("job", synth.segment(names, units, kinds, t, np.column_stack(cols)))
+    rapl = b["rapl"]["segments"][0]
+    share = rapl["values"] * 0.5
+    b["energy"] = synth.backend("job", synth.segment(rapl["names"], rapl["units"], rapl["kinds"], t, share))
+    attrs = {"user": "dave", "cpus": "4", "first_ns": int(t[0]), "last_ns": int(t[-1]), "job_start_ns": int(t[0]),
+             "job_end_ns": int(t[-1]), "samples_received": len(t), "samples_lost": 0}
+    synth.write_job(tmp_path / "g.h5", "81", {"g1": {"attrs": attrs, "backends": b}})
+    job = colmet.open(tmp_path / "g.h5")
+    text, pngs = make_report(job, processes=1)
+    plots = {p.id: p for p, _ in pngs}
+    assert "gpu" in plots and "gpu_memory" in plots
+    assert plots["gpu"].styles == [("-", "GPU 0"), ("--", "GPU 1")]
+    assert plots["power"].styles == [("-", "the node"), ("--", "the job's share")]
+    text = html.unescape(text)
+    assert "<th>GPU 0</th><td>90 % busy on average, 1.0 GiB peak of the job's processes, 5,900.0 J" in text
+    assert "<th>GPU 1</th><td>10 % busy on average, 2.0 GiB peak of the job's processes, 11,800.0 J" in text
+    assert "(the job's share)" in text

@@ -71,7 +71,7 @@ int job_main(int argc, char **argv)
         ->expected(1)
         ->multi_option_policy(CLI::MultiOptionPolicy::TakeAll);
     for (const auto &b : spec::k_backend_catalog) {  // --enable-RAPL, --enable-temperature, ...
-        if (b.kind != spec::BackendKind::node)
+        if (!spec::enabled_by_flag(b.kind))
             continue;
         run_cmd->add_flag_callback(
             std::string(b.flag),

@@ -15,6 +15,7 @@
 #include "node/Privileges.hpp"
 #include "node/Sampler.hpp"
 #include "node/backends/NodeBackends.hpp"
+#include "node/backends/gpu/GpuBackend.hpp"
 #include "node/backends/perfhw/MappingFile.hpp"
 #include "node/backends/perfhw/PerfEventSpec.hpp"
 #include "node/backends/perfhw/PerfhwBackend.hpp"
@@ -141,7 +142,7 @@ void add_options(CLI::App &app, NodeOptions &o)
         });
     // --enable-RAPL, --enable-temperature, ...: one flag per node-level backend of the catalog.
     for (const auto &b : spec::k_backend_catalog)
-        if (b.kind == spec::BackendKind::node)
+        if (spec::enabled_by_flag(b.kind))
             app.add_flag_callback(
                 std::string(b.flag),
                 [&o, name = std::string(b.name)] {
@@ -155,6 +156,10 @@ void add_options(CLI::App &app, NodeOptions &o)
     app.add_option("--temperature-mapping-dir", o.temperature_mapping_dir,
                    "Write the original's temperature_mapping.<time>.csv into this directory")
         ->check(CLI::ExistingDirectory);
+    app.add_option("--gpus", o.gpus,
+                   "Backend gpu: the job's GPUs, as UUIDs or /dev/nvidia<N> numbers, comma-separated (default: "
+                   "CUDA_VISIBLE_DEVICES, else SLURM_JOB_GPUS; the job's devices cgroup comes first)");
+    app.add_option("--nvml-library", o.nvml_library, "Backend gpu: the NVML library to load")->capture_default_str();
     app.add_option("--sysfs-root", o.sysfs_root,
                    "Where sysfs is mounted (PMU descriptions, online CPUs, node-level backends)")
         ->capture_default_str();
@@ -203,7 +208,8 @@ std::string default_hostname()
 // not replace what colmet-node records itself.
 Result<std::vector<std::pair<std::string, std::string>>> parse_meta(const std::vector<std::string> &items)
 {
-    static const char *const k_reserved[] = {"cgroup", "cgroups", "cgroup_warning", "cpus", "node_version", "user"};
+    static const char *const k_reserved[] = {"cgroup", "cgroups", "cgroup_warning", "cpus", "node_version",
+                                             "user",   "gpus"};
     std::vector<std::pair<std::string, std::string>> out;
     for (const auto &kv : items) {
         auto eq = kv.find('=');
@@ -230,6 +236,37 @@ Result<std::vector<std::pair<std::string, std::string>>> parse_meta(const std::v
 
 // --perfhw-list to event specs: every name must be known (a clear error at
 // start rather than a silent gap in the data).
+// Backend gpu: the job's GPUs (GpuSelection.hpp), or null with one line
+// saying why (no NVML on this node, a list naming no GPU here). `meta`
+// gets "<index>:<uuid>,..." of the GPUs chosen.
+std::unique_ptr<MetricBackend> make_gpu(const NodeOptions &o, const cgroup::CgroupPaths &paths, std::string &meta)
+{
+    backends::gpu::GpuOptions g;
+    g.library = o.nvml_library;
+    g.list = o.gpus;
+    g.list_source = "--gpus";
+    for (const char *var : {"CUDA_VISIBLE_DEVICES", "SLURM_JOB_GPUS"})
+        if (const char *value = getenv(var); g.list.empty() && value && *value) {
+            g.list = value;
+            g.list_source = var;
+        }
+    if (paths.version == cgroup::Version::v1) {
+        if (auto dir = paths.dir_for("devices"); !dir.empty())
+            g.devices_list = dir / "devices.list";
+    }
+    if (const auto dirs = paths.directories(); !dirs.empty())
+        g.procs_dir = dirs.front();
+    auto made = backends::gpu::GpuBackend::make(g);
+    if (!made) {
+        spdlog::warn("backend gpu not available: {}", made.error().message());
+        return nullptr;
+    }
+    meta = (*made)->gpus_meta();
+    spdlog::info("backend gpu: {} GPU(s) ({}), chosen by {}", (*made)->selection().indices.size(),
+                 meta.empty() ? "none" : meta, (*made)->selection().source);
+    return std::move(*made);
+}
+
 // The job's share of the node's energy, beside a running rapl backend
 // (unless --disable-backend energy): null otherwise.
 std::unique_ptr<MetricBackend> make_energy_share(const std::vector<std::unique_ptr<MetricBackend>> &running,
@@ -374,6 +411,10 @@ int run(const NodeOptions &o)
     node_request.enabled = o.node_backends;
     for (auto &b : make_node_backends(node_request, realtime_ns()))
         backends.push_back(std::move(b));
+    std::string gpus_meta;
+    if (std::find(o.node_backends.begin(), o.node_backends.end(), "gpu") != o.node_backends.end())
+        if (auto gpu = make_gpu(o, *paths, gpus_meta))
+            backends.push_back(std::move(gpu));
     if (auto energy = make_energy_share(backends, o))
         backends.push_back(std::move(energy));
 
@@ -404,6 +445,8 @@ int run(const NodeOptions &o)
                    {"node_version", COLMET_VERSION}};
     if (!o.user.empty())
         config.meta.emplace_back("user", o.user);
+    if (!gpus_meta.empty())
+        config.meta.emplace_back("gpus", gpus_meta);
     for (auto &kv : *extra_meta)
         config.meta.push_back(std::move(kv));
 
@@ -428,7 +471,7 @@ int run(const NodeOptions &o)
     for (const auto &b : spec::k_backend_catalog) {
         const bool running =
             b.kind == spec::BackendKind::perfhw ? perfhw_running || perfhw_waits
-            : b.kind == spec::BackendKind::node
+            : spec::enabled_by_flag(b.kind)
                 ? std::find(o.node_backends.begin(), o.node_backends.end(), b.name) != o.node_backends.end()
                 : std::find(o.disabled_backends.begin(), o.disabled_backends.end(), b.name) ==
                       o.disabled_backends.end();
@@ -470,11 +513,13 @@ int node_main(int argc, char **argv)
         "--list-backends",
         [] {
             for (const auto &b : spec::k_backend_catalog) {
-                std::string how = b.kind == spec::BackendKind::node     ? " (node; " + std::string(b.flag) + ")"
+                std::string how = b.kind == spec::BackendKind::node ? " (node; " + std::string(b.flag) + ")"
+                                  : b.kind == spec::BackendKind::device
+                                      ? " (job's devices; " + std::string(b.flag) + ")"
                                   : b.kind == spec::BackendKind::perfhw ? " (" + std::string(b.flag) + ")"
                                                                         : "";
                 bool built = b.kind == spec::BackendKind::perfhw || b.kind == spec::BackendKind::derived ||
-                             find_backend(b.name) || find_node_backend(b.name);
+                             b.kind == spec::BackendKind::device || find_backend(b.name) || find_node_backend(b.name);
                 std::printf("%-16s %s%s%s\n", std::string(b.name).c_str(), std::string(b.description).c_str(),
                             how.c_str(), built ? "" : " [not in this build]");
             }

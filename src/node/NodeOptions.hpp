@@ -36,13 +36,15 @@ struct NodeOptions {
     bool enable_perfhw = false;  // backend perfhw (perf_event in cgroup mode)
     std::vector<std::string> perfhw_list = {"instructions", "cache_misses", "page_faults"};
     std::string sysfs_root = "/sys";
-    std::string perfhw_mapping_dir;           // write perfhw_mapping.<time>.csv there (empty: none)
-    std::vector<std::string> node_backends;   // node-level backends enabled (their flags: spec/backend_catalog.hpp)
-    std::string rapl_mapping_dir;             // write RAPL_mapping.<time>.csv there (empty: none)
-    std::string temperature_mapping_dir;      // write temperature_mapping.<time>.csv there (empty: none)
-    std::string control_dir = "/run/colmet";  // the job's control socket <dir>/<job>.ctl (empty: none)
-    std::string legacy_control_uri;           // original configure messages on tcp:// (empty: off)
-    std::vector<std::string> meta;            // extra KEY=VALUE metadata
+    std::string perfhw_mapping_dir;          // write perfhw_mapping.<time>.csv there (empty: none)
+    std::vector<std::string> node_backends;  // node-level backends enabled (their flags: spec/backend_catalog.hpp)
+    std::string rapl_mapping_dir;            // write RAPL_mapping.<time>.csv there (empty: none)
+    std::string temperature_mapping_dir;     // write temperature_mapping.<time>.csv there (empty: none)
+    std::string gpus;  // backend gpu: the job's GPUs (empty: CUDA_VISIBLE_DEVICES, SLURM_JOB_GPUS)
+    std::string nvml_library = "libnvidia-ml.so.1";  // backend gpu: NVML, loaded at run time
+    std::string control_dir = "/run/colmet";         // the job's control socket <dir>/<job>.ctl (empty: none)
+    std::string legacy_control_uri;                  // original configure messages on tcp:// (empty: off)
+    std::vector<std::string> meta;                   // extra KEY=VALUE metadata
     std::string log_file;
     int verbosity = 0;
 };

@@ -19,7 +19,7 @@ constexpr size_t k_max_spec_length = 4096;
 const BackendInfo *node_backend_keyword(std::string_view word)
 {
     const BackendInfo *b = backend_for_spec_keyword(word);
-    return b && b->kind == BackendKind::node ? b : nullptr;
+    return b && enabled_by_flag(b->kind) ? b : nullptr;
 }
 
 std::string_view trim(std::string_view s)

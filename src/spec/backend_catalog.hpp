@@ -21,7 +21,11 @@ enum class BackendKind {
     node,     // measures the whole node; runs only when enabled
     perfhw,   // perf counters of the job's cgroup; enabled, with its events
     derived,  // computed from the other backends' values; runs with them unless disabled
+    device,   // the job's devices (GPUs); runs only when enabled, like a node-level backend
 };
+
+// Kinds that run only when their flag (or spec word) asks for them.
+constexpr bool enabled_by_flag(BackendKind kind) { return kind == BackendKind::node || kind == BackendKind::device; }
 
 // What a backend needs of root once colmet-node has started (it drops the
 // rest: node/Privileges.hpp).
@@ -60,6 +64,9 @@ inline constexpr auto k_backend_catalog = std::to_array<BackendInfo>({
      "InfiniBand/Omni-Path port counters: bytes and packets sent and received"},
     {"lustre", BackendKind::node, "--enable-lustre", "lustre",
      "Lustre client statistics of each mount (llite stats): bytes and operations"},
+    {"gpu", BackendKind::device, "--enable-gpu", "gpu",
+     "NVIDIA GPUs the job may use, through NVML (loaded at run time): utilisation, memory, power, energy, "
+     "temperature, clocks"},
     {"energy", BackendKind::derived, "", "",
      "The job's share of each RAPL domain's energy (with rapl): idle baseline by allocated CPUs, the rest by CPU "
      "time, cumulative J"},
@@ -83,13 +90,14 @@ constexpr const BackendInfo *backend_for_spec_keyword(std::string_view keyword)
     return nullptr;
 }
 
-// The node-level backends' spec words, in table order, joined by `sep`, the
-// last two by `last_sep` ("rapl, temperature, infiniband, lustre").
+// The spec words of the backends enabled by a flag (node-level ones, gpu),
+// in table order, joined by `sep`, the last two by `last_sep` ("rapl,
+// temperature, infiniband, lustre, gpu").
 inline std::string node_spec_keywords(std::string_view sep = ", ", std::string_view last_sep = ", ")
 {
     std::vector<std::string_view> words;
     for (const auto &b : k_backend_catalog)
-        if (b.kind == BackendKind::node)
+        if (enabled_by_flag(b.kind))
             words.push_back(b.spec_keyword);
     std::string out;
     for (size_t i = 0; i < words.size(); ++i)

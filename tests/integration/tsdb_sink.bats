@@ -294,3 +294,50 @@ PYEOF
   # Both dashboards and the rules were read.
   [[ "$output" == *"colmet-cluster.json"* && "$output" == *"colmet-job.json"* && "$output" == *"colmet-rules.yml"* ]]
 }
+
+@test "the energy and GPU panels and rules return data for a job with RAPL and GPUs (fixture RAPL, the NVML test double)" {
+  [ -n "${COLMET_FAKE_NVML_LIB:-}" ] || skip "COLMET_FAKE_NVML_LIB does not name the NVML test double (CTest sets it)"
+  start_vm
+  collector --tsdb-url "$VM/api/v1/write" --tsdb-cluster ci
+  sys="$BATS_TEST_TMPDIR/sys"
+  mkdir -p "$sys/class/powercap/intel-rapl:0"
+  echo package-0 > "$sys/class/powercap/intel-rapl:0/name"
+  printf '%015d\n' 0 > "$sys/class/powercap/intel-rapl:0/energy_uj"
+  echo 262143328850 > "$sys/class/powercap/intel-rapl:0/max_energy_range_uj"
+  export COLMET_FAKE_NVML="$BATS_TEST_TMPDIR/nvml.txt"
+  echo "gpu 0 GPU-aaaa 0 util=3 memutil=1 used=1000000 total=8000000000 power=60000 energy=1000 temp=45 sm=300 mem=5000" \
+    > "$COLMET_FAKE_NVML"
+  job_id="dash-gpu-$$"
+  rel="/colmet-test/$job_id"
+  make_job_cgroup "$rel"
+  in_cgroup "$rel" sh -c 'while :; do :; done' &
+  JOB_PID=$!
+  "$COLMET_BIN/colmet-node" --config /dev/null --spool-dir none --job-id "$job_id" --cgroup "$rel" --zeromq-uri "$URI" \
+    -s 0.5 --hostname dash-host --sysfs-root "$sys" --enable-RAPL --enable-gpu --gpus GPU-aaaa -v \
+    --enable-perfhw --perfhw-list task_clock,page_faults \
+    --nvml-library "$COLMET_FAKE_NVML_LIB" 2>"$BATS_TEST_TMPDIR/node.log" &
+  node=$!
+  for i in $(seq 1 8); do   # 20 W of package energy while the job runs
+    sleep 0.5
+    printf '%015d\n' $((i * 10000000)) > "$sys/class/powercap/intel-rapl:0/energy_uj"
+  done
+  stop_pid "$node"
+  cat "$BATS_TEST_TMPDIR/node.log"
+  kill -9 "$JOB_PID"; JOB_PID=
+  remove_job_cgroup "$rel"
+  at=$(( $(date +%s) + 1 ))
+  stop_collector
+  for _ in $(seq 20); do
+    curl -sf "$VM/internal/force_flush"
+    run "$PY" "$BATS_TEST_DIRNAME/tsdb/check_queries.py" "$BATS_TEST_DIRNAME/../../contrib" "$VM" "$job_id" ci "$at" \
+      '(?i)gpu|energy|power'
+    [ "$status" -eq 0 ] && break
+    sleep 0.5
+  done
+  echo "$output"
+  [ "$status" -eq 0 ]
+  # The GPU panels and rule were among those that had to return data.
+  [[ "$output" == *"ok   colmet-job.json: GPU utilisation [A]: 1 series"* ]]
+  [[ "$output" == *"ok   colmet-rules.yml: ColmetJobGpuIdle: 1 series"* ]]
+  [[ "$output" == *"ok   colmet-job.json: Energy: the job's share and its nodes' (W) [A]: 1 series"* ]]
+}

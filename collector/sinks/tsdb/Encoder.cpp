@@ -69,7 +69,7 @@ public:
     {
         PreparedSeries s;
         append_label(s.name, "__name__", name.full());
-        append_label(s.event, "event", name.event);
+        append_label(s.event, name.event_label, name.event);
         return s;
     }
 
@@ -223,7 +223,7 @@ public:
     {
         PreparedSeries s;
         escape(s.name, name.measurement, false);
-        tag(s.event, "event", name.event);
+        tag(s.event, name.event_label, name.event);
         s.field.push_back(' ');
         escape(s.field, name.field, true);
         s.field.push_back('=');

@@ -60,7 +60,18 @@ SeriesName series_name(const std::string &backend, const wire::MetricDescriptor 
         }
         return n;
     }
-    n.field = sanitise(metric.name);
+    std::string_view name = metric.name;
+    // gpu<i>_<metric>: colmet_gpu_<metric>{gpu="<i>"}.
+    if (backend == "gpu" && name.starts_with("gpu")) {
+        const size_t sep = name.find('_');
+        const std::string_view index = name.substr(3, sep == std::string_view::npos ? 0 : sep - 3);
+        if (!index.empty() && index.find_first_not_of("0123456789") == std::string_view::npos) {
+            n.event = std::string(index);
+            n.event_label = "gpu";
+            name.remove_prefix(sep + 1);
+        }
+    }
+    n.field = sanitise(name);
     if (!unit.empty() && !ends_with(n.field, "_" + unit))
         n.field += "_" + unit;
     if (counter && !ends_with(n.field, "_total"))

@@ -25,7 +25,10 @@ namespace colmet::collector::tsdb {
 struct SeriesName {
     std::string measurement;  // colmet_<backend>
     std::string field;        // <metric>[_<unit>][_total], or perfhw's count_total, seconds_total, scaling_ratio
-    std::string event;        // perfhw's event name, else empty
+    std::string event;        // perfhw's event name, gpu's GPU index, else empty
+    // The label `event` is written under: "event" (perfhw) or "gpu". Both
+    // sort between "cluster" and "host", where the encoders put it.
+    std::string event_label = "event";
     std::string full() const { return measurement + "_" + field; }
 };
 

@@ -11,7 +11,8 @@ std::vector<std::unique_ptr<MetricBackend>> make_node_backends(const NodeBackend
 {
     std::vector<std::unique_ptr<MetricBackend>> out;
     for (const auto &name : request.enabled)
-        if (!find_node_backend(name))
+        if (const spec::BackendInfo *b = spec::backend_info(name);
+            b && b->kind == spec::BackendKind::node && !find_node_backend(name))
             spdlog::warn("backend {} not available: this colmet-node was built without it", name);
     for (const auto &factory : node_backends()) {
         if (std::find(request.enabled.begin(), request.enabled.end(), factory.name) == request.enabled.end())

@@ -29,8 +29,7 @@ namespace colmet::node::energy {
 
 class EnergyShareBackend final : public MetricBackend {
 public:
-    EnergyShareBackend(const std::vector<wire::MetricDescriptor> &rapl_metrics,
-                       const std::filesystem::path &proc_root);
+    EnergyShareBackend(const std::vector<wire::MetricDescriptor> &rapl_metrics, const std::filesystem::path &proc_root);
 
     std::string_view name() const override { return "energy"; }
     const std::vector<wire::MetricDescriptor> &metrics() const override { return m_metrics; }

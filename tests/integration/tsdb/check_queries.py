@@ -3,7 +3,7 @@
 (contrib/grafana/*.json, contrib/vmalert/*.yml) against a VictoriaMetrics
 that holds a test job.
 
-usage: check_queries.py CONTRIB_DIR VM_URL JOB_ID CLUSTER TIME_S
+usage: check_queries.py CONTRIB_DIR VM_URL JOB_ID CLUSTER TIME_S [REQUIRED]
 
 Dashboard variables are set as Grafana would for that job: $job_id, $cluster,
 $__rate_interval = 1m. An alert rule's final comparison with a number gets
@@ -11,7 +11,9 @@ $__rate_interval = 1m. An alert rule's final comparison with a number gets
 would fire. Each expression must be accepted and return data, except where
 its panel's description starts with "Needs hardware:" or its rule has a
 "needs" annotation (data only some nodes or jobs have): those must only be
-accepted. Prints one line per expression; exits 1 on a failure.
+accepted, unless their name matches the regular expression REQUIRED (the
+test job has that hardware, or its test double). Prints one line per
+expression; exits 1 on a failure.
 """
 import glob
 import json
@@ -44,6 +46,7 @@ def rule_queries(path):
 
 def main():
     contrib, url, job_id, cluster, at = sys.argv[1:6]
+    required = re.compile(sys.argv[6]) if len(sys.argv) > 6 else None
     queries = []
     for path in sorted(glob.glob(os.path.join(contrib, "grafana", "*.json"))):
         queries += dashboard_queries(path)
@@ -61,6 +64,7 @@ def main():
             failed += 1
             continue
         n = len(result["data"]["result"])
+        optional = optional and not (required and required.search(name))
         ok = result["status"] == "success" and (n > 0 or optional)
         failed += not ok
         print(f"{'ok  ' if ok else 'FAIL'} {name}: {n} series{' (optional)' if optional and n == 0 else ''}"

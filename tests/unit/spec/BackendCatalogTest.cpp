@@ -34,6 +34,7 @@ TEST(BackendCatalog, EachKindHasWhatItsConsumersNeed)
             EXPECT_TRUE(b.spec_keyword.empty()) << b.name;
             break;
         case BackendKind::node:
+        case BackendKind::device:
         case BackendKind::perfhw:  // colmet-node's --enable-* flag, a spec word
             EXPECT_EQ(b.flag.substr(0, 9), "--enable-") << b.name;
             EXPECT_FALSE(b.spec_keyword.empty()) << b.name;

@@ -62,6 +62,17 @@ TEST(EncoderTest, remote_write_sends_sorted_labels_exact_values_and_milliseconds
     e->labels({"", "h", "1", ""});
     e->add(usage, 1, k_t);
     EXPECT_EQ(decode(e->take()).timeseries_size(), 1);
+    // A GPU's index is its label "gpu", where "event" goes (both sort there).
+    auto gpu = e->prepare(series_name("gpu", {"gpu1_power", "W", wire::MetricKind::gauge}));
+    e->labels({"ci", "h", "1", ""});
+    e->add(gpu, 250, k_t);
+    const auto g = decode(e->take()).timeseries(0);
+    ASSERT_EQ(g.labels_size(), 5);
+    EXPECT_EQ(g.labels(0).value(), "colmet_gpu_power_watts");
+    EXPECT_EQ(g.labels(1).name(), "cluster");
+    EXPECT_EQ(g.labels(2).name(), "gpu");
+    EXPECT_EQ(g.labels(2).value(), "1");
+    EXPECT_EQ(g.labels(3).name(), "host");
 }
 
 TEST(EncoderTest, remote_write_labels_are_copied_when_given)

@@ -43,6 +43,21 @@ TEST(NamingTest, perfhw_events_are_a_label)
     EXPECT_EQ(n.event, "cpu/event=0x3c/") << "the label keeps the event's own name";
 }
 
+TEST(NamingTest, gpu_indices_are_a_label)
+{
+    auto n = series_name("gpu", {"gpu3_utilisation", "1", MetricKind::gauge});
+    EXPECT_EQ(n.full(), "colmet_gpu_utilisation");
+    EXPECT_EQ(n.event, "3");
+    EXPECT_EQ(n.event_label, "gpu");
+    n = series_name("gpu", {"gpu12_job_energy", "J", MetricKind::counter});
+    EXPECT_EQ(n.full(), "colmet_gpu_job_energy_joules_total");
+    EXPECT_EQ(n.event, "12");
+    n = series_name("gpu", {"gpux_power", "W", MetricKind::gauge});
+    EXPECT_EQ(n.full(), "colmet_gpu_gpux_power_watts") << "not gpu<index>_: a plain name";
+    EXPECT_EQ(n.event, "");
+    EXPECT_EQ(series_name("perfhw", {"instructions", "1", MetricKind::counter}).event_label, "event");
+}
+
 TEST(NamingTest, names_are_only_safe_characters)
 {
     const auto n = series_name("Bad-Backend", {"a.b c/d", "µs", MetricKind::gauge});
