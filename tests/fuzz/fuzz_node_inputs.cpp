@@ -23,8 +23,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     const std::string_view text(reinterpret_cast<const char *>(data) + 1, size - 1);
     if (data[0] % 2 == 0) {
         energy::CpuTimes t;
-        if (energy::parse_proc_stat(text, 100, t) &&
-            (!std::isfinite(t.busy_s) || t.busy_s < 0 || !(t.cpus >= 1)))
+        if (energy::parse_proc_stat(text, 100, t) && (!std::isfinite(t.busy_s) || t.busy_s < 0 || !(t.cpus >= 1)))
             std::abort();
         return 0;
     }

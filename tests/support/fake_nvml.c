@@ -4,8 +4,8 @@
  * COLMET_FAKE_NVML, read again at every call, so a test changes the values
  * between samples. One line per GPU or process:
  *
- *   gpu <index> <uuid> <minor> util=<%> memutil=<%> used=<B> total=<B> power=<mW> energy=<mJ> temp=<C> sm=<MHz> mem=<MHz>
- *   proc <gpu index> <pid> <bytes, or "na">
+ *   gpu <index> <uuid> <minor> util=<%> memutil=<%> used=<B> total=<B> power=<mW> energy=<mJ> temp=<C> sm=<MHz>
+ * mem=<MHz> proc <gpu index> <pid> <bytes, or "na">
  *
  * A key that is absent, or "-", answers NVML_ERROR_NOT_SUPPORTED (3).
  * COLMET_FAKE_NVML_INIT=fail makes nvmlInit_v2 answer
@@ -21,8 +21,12 @@
 
 typedef int nvmlReturn_t;
 typedef struct nvmlDevice_st *nvmlDevice_t;
-typedef struct { unsigned int gpu, memory; } nvmlUtilization_t;
-typedef struct { unsigned long long total, free, used; } nvmlMemory_t;
+typedef struct {
+    unsigned int gpu, memory;
+} nvmlUtilization_t;
+typedef struct {
+    unsigned long long total, free, used;
+} nvmlMemory_t;
 typedef struct {
     unsigned int pid;
     unsigned long long usedGpuMemory;
@@ -136,14 +140,22 @@ EXPORT nvmlReturn_t nvmlShutdown(void)
 EXPORT const char *nvmlErrorString(nvmlReturn_t rc)
 {
     switch (rc) {
-    case OK: return "Success";
-    case UNINIT: return "Uninitialized";
-    case INVALID: return "Invalid Argument";
-    case NOT_SUPPORTED: return "Not Supported";
-    case NOT_FOUND: return "Not Found";
-    case INSUFFICIENT: return "Insufficient Size";
-    case NOT_LOADED: return "Driver Not Loaded";
-    default: return "Unknown Error";
+    case OK:
+        return "Success";
+    case UNINIT:
+        return "Uninitialized";
+    case INVALID:
+        return "Invalid Argument";
+    case NOT_SUPPORTED:
+        return "Not Supported";
+    case NOT_FOUND:
+        return "Not Found";
+    case INSUFFICIENT:
+        return "Insufficient Size";
+    case NOT_LOADED:
+        return "Driver Not Loaded";
+    default:
+        return "Unknown Error";
     }
 }
 
@@ -251,7 +263,7 @@ EXPORT nvmlReturn_t nvmlDeviceGetClockInfo(nvmlDevice_t d, int type, unsigned in
 }
 
 EXPORT nvmlReturn_t nvmlDeviceGetComputeRunningProcesses_v3(nvmlDevice_t d, unsigned int *count,
-                                                             nvmlProcessInfo_t *infos)
+                                                            nvmlProcessInfo_t *infos)
 {
     struct gpu *g = device(d);
     unsigned n = 0;

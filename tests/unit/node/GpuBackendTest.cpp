@@ -5,8 +5,8 @@
 // counted from the start, the job's processes' memory and its share of a
 // shared GPU's energy; a library that is absent or fails to start is an
 // error, not zeros.
-#include "FakeTree.hpp"
 #include "node/backends/gpu/GpuBackend.hpp"
+#include "FakeTree.hpp"
 #include "node/backends/gpu/GpuSelection.hpp"
 
 #include <gtest/gtest.h>

@@ -35,8 +35,8 @@ namespace colmet::node::backends::gpu {
 
 struct GpuOptions {
     std::string library = "libnvidia-ml.so.1";
-    std::string list;         // --gpus, or the environment's list
-    std::string list_source;  // where `list` came from ("--gpus", "CUDA_VISIBLE_DEVICES", ...)
+    std::string list;                    // --gpus, or the environment's list
+    std::string list_source;             // where `list` came from ("--gpus", "CUDA_VISIBLE_DEVICES", ...)
     std::filesystem::path devices_list;  // the job's devices.list (v1), empty when none
     std::filesystem::path procs_dir;     // the job's cgroup directory (its cgroup.procs)
 };
@@ -77,7 +77,7 @@ private:
     std::vector<Gpu> m_gpus;
     std::vector<wire::MetricDescriptor> m_metrics;
     KeptFile m_procs;
-    std::vector<int> m_pids;                  // the job's, sorted (reserved)
+    std::vector<int> m_pids;                   // the job's, sorted (reserved)
     std::vector<NvmlProcessInfo> m_processes;  // NVML's list (reserved)
     StatusText m_problems;
 };

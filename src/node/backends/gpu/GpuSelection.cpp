@@ -89,11 +89,11 @@ Result<Selection> select_gpus(const std::vector<DeviceId> &devices, std::string_
                 continue;
             int n = -1;
             const bool number = parse_int(item, n);
-            auto it = std::find_if(devices.begin(), devices.end(), [&](const DeviceId &d) {
-                return number ? d.minor == n : d.uuid == item;
-            });
+            auto it = std::find_if(devices.begin(), devices.end(),
+                                   [&](const DeviceId &d) { return number ? d.minor == n : d.uuid == item; });
             if (it == devices.end())
-                return Error::invalid(std::string(list_source) + ": '" + std::string(item) + "' names no GPU of this node" +
+                return Error::invalid(std::string(list_source) + ": '" + std::string(item) +
+                                      "' names no GPU of this node" +
                                       (number ? " (numbers are /dev/nvidia<N> numbers)" : ""));
             out.indices.push_back(it->index);
         }

@@ -46,17 +46,17 @@ struct NvmlApi {
     nvmlReturn_t (*init)() = nullptr;  // nvmlInit_v2
     nvmlReturn_t (*shutdown)() = nullptr;
     const char *(*error_string)(nvmlReturn_t) = nullptr;
-    nvmlReturn_t (*device_count)(unsigned int *) = nullptr;                  // nvmlDeviceGetCount_v2
+    nvmlReturn_t (*device_count)(unsigned int *) = nullptr;                   // nvmlDeviceGetCount_v2
     nvmlReturn_t (*handle_by_index)(unsigned int, nvmlDevice_t *) = nullptr;  // nvmlDeviceGetHandleByIndex_v2
     nvmlReturn_t (*uuid)(nvmlDevice_t, char *, unsigned int) = nullptr;
     nvmlReturn_t (*utilization)(nvmlDevice_t, NvmlUtilization *) = nullptr;
     nvmlReturn_t (*memory)(nvmlDevice_t, NvmlMemory *) = nullptr;
     // Optional.
     nvmlReturn_t (*minor_number)(nvmlDevice_t, unsigned int *) = nullptr;
-    nvmlReturn_t (*power)(nvmlDevice_t, unsigned int *) = nullptr;               // mW
-    nvmlReturn_t (*energy)(nvmlDevice_t, unsigned long long *) = nullptr;       // mJ since the driver loaded
-    nvmlReturn_t (*temperature)(nvmlDevice_t, int, unsigned int *) = nullptr;   // degC
-    nvmlReturn_t (*clock)(nvmlDevice_t, int, unsigned int *) = nullptr;         // MHz
+    nvmlReturn_t (*power)(nvmlDevice_t, unsigned int *) = nullptr;                         // mW
+    nvmlReturn_t (*energy)(nvmlDevice_t, unsigned long long *) = nullptr;                  // mJ since the driver loaded
+    nvmlReturn_t (*temperature)(nvmlDevice_t, int, unsigned int *) = nullptr;              // degC
+    nvmlReturn_t (*clock)(nvmlDevice_t, int, unsigned int *) = nullptr;                    // MHz
     nvmlReturn_t (*processes)(nvmlDevice_t, unsigned int *, NvmlProcessInfo *) = nullptr;  // _v3
 
     std::string error(nvmlReturn_t rc) const;
