@@ -40,8 +40,14 @@ void BatchLedger::note(const wire::Message &msg, uint64_t points, int64_t now_ns
 {
     Book &book = m_books[m_current];
     if (m_queue_counts) {
-        if (points > 0)
-            book.points[{msg.job_id, msg.host}] += points;
+        if (points > 0) {
+            m_key.assign(msg.job_id).push_back('\0');
+            m_key.append(msg.host);
+            if (auto it = book.points.find(m_key); it != book.points.end())
+                it->second += points;
+            else
+                book.points.emplace(m_key, points);
+        }
         return;
     }
     if (!wire::wants_ack(msg))
@@ -115,8 +121,10 @@ void BatchLedger::settle(uint64_t id, BatchFate fate, std::vector<QueuedSummary>
     m_books.erase(found);
     if (m_queue_counts) {
         if (fate != BatchFate::stored)
-            for (auto &[key, points] : book.points)
-                m_losses.push_back({key.first, key.second, points});
+            for (const auto &[key, points] : book.points) {
+                const size_t nul = key.find('\0');
+                m_losses.push_back({key.substr(0, nul), key.substr(nul + 1), points});
+            }
         return;
     }
     for (const std::string &name : book.senders) {

@@ -95,7 +95,7 @@ private:
     };
     struct Book {
         std::vector<std::string> senders;                                // the store counts
-        std::map<std::pair<std::string, std::string>, uint64_t> points;  // the queue counts: (job, host)
+        std::map<std::string, uint64_t, std::less<>> points;  // the queue counts: "<job>\0<host>"
         std::vector<QueuedSummary> summaries;                            // the store counts
     };
 
@@ -108,6 +108,7 @@ private:
     std::unordered_map<std::string, SenderBook> m_senders;
     std::vector<std::string> m_due;  // senders whose acknowledgement may have moved
     std::vector<SinkLoss> m_losses;
+    std::string m_key;  // "<job>\0<host>", made without allocating once it is long enough
 };
 
 }  // namespace colmet::collector::tsdb
