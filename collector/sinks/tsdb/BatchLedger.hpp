@@ -94,9 +94,9 @@ private:
         int64_t seen_ns = 0;
     };
     struct Book {
-        std::vector<std::string> senders;                                // the store counts
+        std::vector<std::string> senders;                     // the store counts
         std::map<std::string, uint64_t, std::less<>> points;  // the queue counts: "<job>\0<host>"
-        std::vector<QueuedSummary> summaries;                            // the store counts
+        std::vector<QueuedSummary> summaries;                 // the store counts
     };
 
     void give_up_below(SenderBook &sender, uint64_t base);
