@@ -94,7 +94,7 @@ BackendBlock wide_block(int i)
     return block("wide", std::move(metrics), std::move(values));
 }
 
-Message sample(int i)
+Message wide_sample(int i)
 {
     return message(MessageKind::sample, "full", "h", k_t0 + i * k_second, {wide_block(i), cpu_block(i, i, 0)});
 }
@@ -123,13 +123,13 @@ TEST_F(Hdf5DiskFullTest, writing_pauses_below_min_free_space_and_resumes_when_sp
     auto sink = make_sink(o);
     int i = 0;
     for (; i < 40; ++i)
-        sink->consume(sample(i), at((i + 1) * k_mono_step));
+        sink->consume(wide_sample(i), at((i + 1) * k_mono_step));
     const uint64_t written = sink->stats().rows_written;
     EXPECT_GT(written, 0u);
 
     fill(512ULL * 1024);
     for (; i < 240; ++i)
-        sink->consume(sample(i), at((i + 1) * k_mono_step));
+        sink->consume(wide_sample(i), at((i + 1) * k_mono_step));
     auto paused = sink->stats();
     EXPECT_TRUE(paused.writing_paused);
     EXPECT_EQ(paused.rows_written, written);
@@ -160,20 +160,20 @@ TEST_F(Hdf5DiskFullTest, a_full_disk_is_survived_and_the_file_stays_readable)
     auto sink = make_sink(o);
     int i = 0;
     for (; i < 40; ++i)
-        sink->consume(sample(i), at((i + 1) * k_mono_step));
+        sink->consume(wide_sample(i), at((i + 1) * k_mono_step));
     fill(200ULL * 1024);
     for (; i < 4000 && sink->stats().files_abandoned == 0; ++i)
-        sink->consume(sample(i), at((i + 1) * k_mono_step));
+        sink->consume(wide_sample(i), at((i + 1) * k_mono_step));
     ASSERT_GT(sink->stats().write_errors, 0u)
         << "the disk never filled up: " << sink->stats().rows_written << " rows, " << free_space() << " bytes free";
     const int failed_at = i;
     for (int k = 0; k < 50; ++k, ++i)  // more rows into the full disk
-        sink->consume(sample(i), at((i + 1) * k_mono_step));
+        sink->consume(wide_sample(i), at((i + 1) * k_mono_step));
 
     unfill();
     const int resumed_at = i + 60;  // after the retry delay
     for (; i < resumed_at + 100; ++i)
-        sink->consume(sample(i), at((i + 1) * k_mono_step));
+        sink->consume(wide_sample(i), at((i + 1) * k_mono_step));
     sink->close_all();
     auto stats = sink->stats();
     EXPECT_GE(stats.files_abandoned, 1u);

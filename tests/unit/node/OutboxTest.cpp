@@ -14,27 +14,23 @@ using namespace colmet::node::testing;
 
 namespace {
 
-OutboxEntry entry(uint64_t seq, size_t pad = 0) { return make_entry(seq, pad); }
-
-using Sent = std::vector<std::pair<uint64_t, uint64_t>>;
-
 TEST(OutboxTest, sends_in_order_and_again_from_the_oldest_unacknowledged)
 {
     Outbox box(1 << 20);
     EXPECT_EQ(box.base(), 0u);
     for (uint64_t seq = 0; seq < 3; ++seq)
-        box.push(entry(seq));
-    EXPECT_EQ(send_all(box), (Sent{{0, 0}, {1, 0}, {2, 0}}));
+        box.push(make_entry(seq));
+    EXPECT_EQ(send_all(box), (SeqBase{{0, 0}, {1, 0}, {2, 0}}));
     EXPECT_TRUE(box.all_sent());
     EXPECT_TRUE(box.acknowledge(1));
     EXPECT_FALSE(box.acknowledge(1)) << "nothing new";
     EXPECT_FALSE(box.acknowledge(0)) << "stale";
     EXPECT_EQ(box.base(), 2u);
-    box.push(entry(3));
-    EXPECT_EQ(send_all(box), (Sent{{3, 2}}));
+    box.push(make_entry(3));
+    EXPECT_EQ(send_all(box), (SeqBase{{3, 2}}));
     ASSERT_TRUE(box.rewind());  // a reconnection: what was in flight may be lost
     // Resent bytes carry the base of now, not of when they were made.
-    EXPECT_EQ(send_all(box), (Sent{{2, 2}, {3, 2}}));
+    EXPECT_EQ(send_all(box), (SeqBase{{2, 2}, {3, 2}}));
     EXPECT_EQ(box.stats().resent, 2u);
     EXPECT_EQ(box.stats().sent, 6u);
     EXPECT_EQ(box.stats().rewinds, 1u);
@@ -50,30 +46,30 @@ TEST(OutboxTest, an_acknowledgement_during_sending_keeps_the_cursor_on_the_next_
 {
     Outbox box(1 << 20);
     for (uint64_t seq = 0; seq < 5; ++seq)
-        box.push(entry(seq));
+        box.push(make_entry(seq));
     ASSERT_NE(box.next(), nullptr);
     box.sent();
     box.next();
     box.sent();  // 0 and 1 sent
     EXPECT_TRUE(box.acknowledge(0));
-    EXPECT_EQ(send_all(box), (Sent{{2, 1}, {3, 1}, {4, 1}}));
+    EXPECT_EQ(send_all(box), (SeqBase{{2, 1}, {3, 1}, {4, 1}}));
 }
 
 TEST(OutboxTest, the_bound_pushes_the_oldest_out_and_moves_base_past_them)
 {
-    const size_t one = entry(0, 1000).bytes.size();
+    const size_t one = make_entry(0, 1000).bytes.size();
     Outbox box(3 * one + one / 2);  // no spool
     for (uint64_t seq = 0; seq < 6; ++seq)
-        box.push(entry(seq, 1000));
+        box.push(make_entry(seq, 1000));
     EXPECT_EQ(box.size(), 3u);
     EXPECT_EQ(box.stats().overflowed, 3u);
     EXPECT_LE(box.bytes(), 3 * one + one / 2);
     EXPECT_EQ(box.base(), 3u);
-    EXPECT_EQ(send_all(box), (Sent{{3, 3}, {4, 3}, {5, 3}}));
+    EXPECT_EQ(send_all(box), (SeqBase{{3, 3}, {4, 3}, {5, 3}}));
     // A message larger than the bound still goes (alone).
     Outbox tiny(10);
-    tiny.push(entry(0, 100));
-    tiny.push(entry(1, 100));
+    tiny.push(make_entry(0, 100));
+    tiny.push(make_entry(1, 100));
     EXPECT_EQ(tiny.size(), 1u);
     EXPECT_EQ(tiny.base(), 1u);
 }
@@ -82,7 +78,7 @@ TEST(OutboxTest, without_a_spool_the_job_end_keeps_nothing)
 {
     Outbox box(1 << 20);
     for (uint64_t seq = 0; seq < 4; ++seq)
-        box.push(entry(seq));
+        box.push(make_entry(seq));
     box.acknowledge(1);
     EXPECT_EQ(box.spool_all(), 0u);
     EXPECT_EQ(box.size(), 2u) << "still held, unacknowledged";

@@ -113,21 +113,13 @@ TEST(NodeBackendsTest, every_backend_of_a_full_node_in_table_order_with_its_mapp
 
 namespace {
 
-int fake_perf_open(uint32_t, uint64_t config, int)
+// A perf counter holding its config as its count.
+int config_perf_open(uint32_t, uint64_t config, int)
 {
     int fd = memfd_create("perf", MFD_CLOEXEC);
     if (fd < 0 || pwrite(fd, &config, sizeof config, 0) != sizeof config)
         return -EIO;
     return fd;
-}
-
-bool fake_perf_read(int fd, uint64_t &count) { return pread(fd, &count, sizeof count, 0) == sizeof count; }
-
-Result<UniqueFd> deny_energy(const std::filesystem::path &p)
-{
-    if (p.filename() == "energy_uj")
-        return Error::system("open", p.string(), EACCES);
-    return open_read(p);
 }
 
 }  // namespace
@@ -150,15 +142,15 @@ TEST(NodeBackendsTest, steady_state_samples_do_not_allocate)
     test::FakeTree perf;
     perf.copy_fixture("perfhw/sys/bus/event_source/devices/power", "sys/bus/event_source/devices/power");
     node::backends::rapl::RaplIo io;
-    io.perf_open = &fake_perf_open;
-    io.perf_read = &fake_perf_read;
+    io.perf_open = &config_perf_open;
+    io.perf_read = &test::memfd_perf_read;
     auto from_perf = node::backends::rapl::make_rapl(perf.path("sys"), io);
     ASSERT_TRUE(from_perf) << from_perf.error().message();
     std::vector<double> values((*from_perf)->metrics().size());
     EXPECT_EQ(test::allocations_in_samples(**from_perf, values), 0u) << "rapl (perf)";
 
     io = {};
-    io.open_file = &deny_energy;
+    io.open_file = &test::deny_energy;
     auto denied = node::backends::rapl::make_rapl(tree.path("sys"), io);
     ASSERT_TRUE(denied) << denied.error().message();
     values.assign((*denied)->metrics().size(), 0);

@@ -3,10 +3,18 @@
 #pragma once
 
 #include "FakeTree.hpp"
+#include "common/file_io.hpp"
+#include "common/result.hpp"
+#include "common/unique_fd.hpp"
 #include "node/MetricBackend.hpp"
 
 #include <gtest/gtest.h>
 
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstdint>
+#include <filesystem>
 #include <fstream>
 #include <sstream>
 #include <string>
@@ -45,6 +53,17 @@ inline double at(const node::MetricBackend &b, const std::vector<double> &values
             return values.at(i);
     ADD_FAILURE() << "no metric " << name;
     return -1;
+}
+
+// A fake perf counter's read: the count a memfd holds at offset 0.
+inline bool memfd_perf_read(int fd, uint64_t &count) { return pread(fd, &count, sizeof count, 0) == sizeof count; }
+
+// A file opener refusing every energy_uj (EACCES): RAPL zones root cannot read.
+inline Result<UniqueFd> deny_energy(const std::filesystem::path &p)
+{
+    if (p.filename() == "energy_uj")
+        return Error::system("open", p.string(), EACCES);
+    return open_read(p);
 }
 
 }  // namespace colmet::test

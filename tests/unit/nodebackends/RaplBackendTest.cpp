@@ -204,17 +204,6 @@ TEST(RaplBackendTest, uncore_and_psys_follow_the_original_columns)
                                                       "counter_10,max_energy_range_microjoule,psys,zone_psys\n");
 }
 
-namespace {
-
-Result<UniqueFd> deny_energy(const std::filesystem::path &p)
-{
-    if (p.filename() == "energy_uj")
-        return Error::system("open", p.string(), EACCES);
-    return open_read(p);
-}
-
-}  // namespace
-
 // Root bypasses file modes, so the permission path is tested twice: here by
 // injecting EACCES into the open of energy_uj, and below for real in a child
 // process that gives up root.
@@ -223,7 +212,7 @@ TEST(RaplBackendTest, unreadable_energy_uj_is_a_permission_status_with_nan_value
     test::FakeTree tree;
     tree.copy_fixture("node/intel-2s");
     RaplIo io;
-    io.open_file = &deny_energy;
+    io.open_file = &test::deny_energy;
     auto b = make_rapl(tree.path("sys"), io);
     ASSERT_TRUE(b) << b.error().message();
     EXPECT_EQ((*b)->metrics().size(), 6u);
@@ -291,8 +280,6 @@ int fake_perf_open(uint32_t type, uint64_t config, int cpu)
     return fd;
 }
 
-bool fake_perf_read(int fd, uint64_t &count) { return pread(fd, &count, sizeof count, 0) == sizeof count; }
-
 int refused_perf_open(uint32_t, uint64_t, int) { return -EACCES; }
 
 void power_pmu(const test::FakeTree &tree)
@@ -311,7 +298,7 @@ TEST(RaplBackendTest, the_perf_power_pmu_when_powercap_is_absent)
     power_pmu(tree);
     RaplIo io;
     io.perf_open = &fake_perf_open;
-    io.perf_read = &fake_perf_read;
+    io.perf_read = &test::memfd_perf_read;
     auto b = make_rapl(tree.path("sys"), io);
     ASSERT_TRUE(b) << b.error().message();
     EXPECT_EQ((*b)->source(), Source::perf);
@@ -336,7 +323,7 @@ TEST(RaplBackendTest, perf_psys_is_counted_once_after_the_packages)
     tree.write("sys/bus/event_source/devices/power/events/energy-psys.unit", "Joules\n");
     RaplIo io;
     io.perf_open = &fake_perf_open;
-    io.perf_read = &fake_perf_read;
+    io.perf_read = &test::memfd_perf_read;
     auto b = make_rapl(tree.path("sys"), io);
     ASSERT_TRUE(b) << b.error().message();
     EXPECT_EQ(metric_names(**b),

@@ -20,14 +20,6 @@ namespace fs = std::filesystem;
 
 namespace {
 
-#define SKIP_UNLESS_LIVE()                                                                                             \
-    do {                                                                                                               \
-        if (auto why = test::live_skip_reason(); !why.empty())                                                         \
-            GTEST_SKIP() << why;                                                                                       \
-    } while (0)
-
-PerfhwBackend &as_perfhw(node::MetricBackend &b) { return dynamic_cast<PerfhwBackend &>(b); }
-
 // task_clock in seconds read straight from a PerfGroup.
 double read_task_clock(PerfGroup &group)
 {
@@ -51,7 +43,7 @@ TEST(PerfhwLifecycleTest, close_leaves_no_perf_fd_and_a_recreated_cgroup_starts_
         ASSERT_TRUE(job.spawn_burner(300));
         auto made = make_perfhw_backend(job.context(), {test::task_clock()}, test::k_cgroup_root, "/sys");
         ASSERT_TRUE(made) << made.error().message();
-        auto &b = as_perfhw(**made);
+        auto &b = test::as_perfhw(**made);
         perf_dir = b.perf_dir();
         EXPECT_EQ(perf_dir, test::k_cgroup_root / "perf_event" / job.name());
         EXPECT_EQ(test::count_perf_fds(), b.cpus().size());
@@ -79,7 +71,7 @@ TEST(PerfhwLifecycleTest, close_leaves_no_perf_fd_and_a_recreated_cgroup_starts_
     ASSERT_TRUE(again.spawn_burner(300));  // never told to go: idle
     auto made = make_perfhw_backend(again.context(), {test::task_clock()}, test::k_cgroup_root, "/sys");
     ASSERT_TRUE(made) << made.error().message();
-    auto &b = as_perfhw(**made);
+    auto &b = test::as_perfhw(**made);
     EXPECT_EQ(b.perf_dir(), perf_dir);
     auto v = test::sample(b);
     EXPECT_LT(test::value(b, v, "task_clock"), 0.02) << "a new cgroup of the same path starts near zero";
@@ -94,7 +86,7 @@ TEST(PerfhwLifecycleTest, perf_group_reopened_on_the_same_cgroup_starts_from_zer
     ASSERT_TRUE(job.spawn_burner(300));
     auto made = make_perfhw_backend(job.context(), {test::task_clock()}, test::k_cgroup_root, "/sys");
     ASSERT_TRUE(made) << made.error().message();
-    auto &b = as_perfhw(**made);
+    auto &b = test::as_perfhw(**made);
 
     UniqueFd dir(::open(b.perf_dir().c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC));
     ASSERT_TRUE(dir.valid());
@@ -122,7 +114,7 @@ TEST(PerfhwLifecycleTest, release_and_reopen_keep_the_count_since_the_start)
         job.context(), {test::task_clock(), test::software_event("context_switches", PERF_COUNT_SW_CONTEXT_SWITCHES)},
         test::k_cgroup_root, "/sys");
     ASSERT_TRUE(made) << made.error().message();
-    auto &b = as_perfhw(**made);
+    auto &b = test::as_perfhw(**made);
     job.go();
     ASSERT_FALSE(std::isnan(job.wait_report(30000)));
     auto first = test::sample(b);

@@ -33,14 +33,6 @@ namespace fs = std::filesystem;
 
 namespace {
 
-#define SKIP_UNLESS_LIVE()                                                                                             \
-    do {                                                                                                               \
-        if (auto why = test::live_skip_reason(); !why.empty())                                                         \
-            GTEST_SKIP() << why;                                                                                       \
-    } while (0)
-
-PerfhwBackend &as_perfhw(node::MetricBackend &b) { return dynamic_cast<PerfhwBackend &>(b); }
-
 double cpuacct_usage(const RealJob &job)
 {
     auto text = read_file(job.paths().dir_for("cpuacct") / "cpuacct.usage");
@@ -190,7 +182,7 @@ TEST(PerfhwRealTest, hardware_events_are_unsupported_while_task_clock_counts)
                              test::hardware_event("instructions", PERF_COUNT_HW_INSTRUCTIONS), test::task_clock()},
                             test::k_cgroup_root, "/sys");
     ASSERT_TRUE(made) << made.error().message();
-    auto &b = as_perfhw(**made);
+    auto &b = test::as_perfhw(**made);
     if (b.counters().state(0) == EventState::counting)
         GTEST_SKIP() << "this machine has a hardware PMU: cpu_cycles opens";
 
@@ -243,7 +235,7 @@ TEST(PerfhwRealTest, counters_open_only_on_the_job_cpuset)
                                          test::software_event("page_faults", PERF_COUNT_SW_PAGE_FAULTS)};
     auto made = make_perfhw_backend(job.context(), events, test::k_cgroup_root, "/sys");
     ASSERT_TRUE(made) << made.error().message();
-    auto &b = as_perfhw(**made);
+    auto &b = test::as_perfhw(**made);
     EXPECT_EQ(b.cpus(), std::vector<int>{0});
     auto open = b.counters().open_cpus();
     ASSERT_EQ(open.size(), 1u);
@@ -262,7 +254,7 @@ TEST(PerfhwRealTest, a_full_cpuset_gives_one_group_per_online_cpu)
                                     {test::task_clock(), test::software_event("cpu_clock", PERF_COUNT_SW_CPU_CLOCK)},
                                     test::k_cgroup_root, "/sys");
     ASSERT_TRUE(made) << made.error().message();
-    auto &b = as_perfhw(**made);
+    auto &b = test::as_perfhw(**made);
     auto online = read_file("/sys/devices/system/cpu/online");
     ASSERT_TRUE(online);
     auto cpus = parse_cpu_list(*online);

@@ -11,6 +11,9 @@
 #include "node/JobContext.hpp"
 #include "node/MetricBackend.hpp"
 #include "node/backends/perfhw/PerfEventSpec.hpp"
+#include "node/backends/perfhw/PerfhwBackend.hpp"
+
+#include <gtest/gtest.h>
 
 #include <sys/types.h>
 
@@ -25,6 +28,19 @@ inline const std::filesystem::path k_cgroup_root = "/sys/fs/cgroup";
 
 // Why the live tests cannot run here (empty when they can).
 std::string live_skip_reason();
+
+// Skip the calling test, with the reason, when the live tests cannot run.
+#define SKIP_UNLESS_LIVE()                                                                                             \
+    do {                                                                                                               \
+        if (auto why = colmet::test::live_skip_reason(); !why.empty())                                                 \
+            GTEST_SKIP() << why;                                                                                       \
+    } while (0)
+
+// The perfhw backend behind a backend the factory made.
+inline node::backends::perfhw::PerfhwBackend &as_perfhw(node::MetricBackend &b)
+{
+    return dynamic_cast<node::backends::perfhw::PerfhwBackend &>(b);
+}
 
 // Software events built directly (no name resolution needed).
 node::backends::perfhw::PerfEventSpec software_event(std::string name, uint64_t config);
