@@ -160,6 +160,10 @@ void add_options(CLI::App &app, NodeOptions &o)
                    "Backend gpu: the job's GPUs, as UUIDs or /dev/nvidia<N> numbers, comma-separated (default: "
                    "CUDA_VISIBLE_DEVICES, else SLURM_JOB_GPUS; the job's devices cgroup comes first)");
     app.add_option("--nvml-library", o.nvml_library, "Backend gpu: the NVML library to load")->capture_default_str();
+    app.add_option("--energy-ledger", o.energy_ledger,
+                   "Backend energy: the node's energy ledger, which every sampler of the node advances so that the "
+                   "jobs' shares add up to the node's energy (empty: each job's share estimated alone)")
+        ->capture_default_str();
     app.add_option("--sysfs-root", o.sysfs_root,
                    "Where sysfs is mounted (PMU descriptions, online CPUs, node-level backends)")
         ->capture_default_str();
@@ -270,14 +274,21 @@ std::unique_ptr<MetricBackend> make_gpu(const NodeOptions &o, const cgroup::Cgro
 // The job's share of the node's energy, beside a running rapl backend
 // (unless --disable-backend energy): null otherwise.
 std::unique_ptr<MetricBackend> make_energy_share(const std::vector<std::unique_ptr<MetricBackend>> &running,
-                                                 const NodeOptions &o)
+                                                 const NodeOptions &o, const JobContext &ctx)
 {
     if (std::find(o.disabled_backends.begin(), o.disabled_backends.end(), "energy") != o.disabled_backends.end())
         return nullptr;
     for (const auto &b : running)
         if (b->name() == "rapl") {
-            spdlog::info("backend energy: the job's share of {} RAPL domains", b->metrics().size());
-            return std::make_unique<energy::EnergyShareBackend>(b->metrics(), o.proc_root);
+            std::string note;
+            auto energy = energy::make_energy_share(*b, ctx, o.energy_ledger, note);
+            if (energy->uses_ledger())
+                spdlog::info("backend energy: the job's share of {} RAPL domains, through the node's ledger {}",
+                             b->metrics().size(), o.energy_ledger);
+            else
+                spdlog::info("backend energy: the job's share of {} RAPL domains, estimated alone: {}",
+                             b->metrics().size(), note);
+            return energy;
         }
     return nullptr;
 }
@@ -415,7 +426,7 @@ int run(const NodeOptions &o)
     if (std::find(o.node_backends.begin(), o.node_backends.end(), "gpu") != o.node_backends.end())
         if (auto gpu = make_gpu(o, *paths, gpus_meta))
             backends.push_back(std::move(gpu));
-    if (auto energy = make_energy_share(backends, o))
+    if (auto energy = make_energy_share(backends, o, ctx))
         backends.push_back(std::move(energy));
 
     SamplerConfig config;

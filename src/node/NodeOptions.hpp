@@ -41,10 +41,11 @@ struct NodeOptions {
     std::string rapl_mapping_dir;            // write RAPL_mapping.<time>.csv there (empty: none)
     std::string temperature_mapping_dir;     // write temperature_mapping.<time>.csv there (empty: none)
     std::string gpus;  // backend gpu: the job's GPUs (empty: CUDA_VISIBLE_DEVICES, SLURM_JOB_GPUS)
-    std::string nvml_library = "libnvidia-ml.so.1";  // backend gpu: NVML, loaded at run time
-    std::string control_dir = "/run/colmet";         // the job's control socket <dir>/<job>.ctl (empty: none)
-    std::string legacy_control_uri;                  // original configure messages on tcp:// (empty: off)
-    std::vector<std::string> meta;                   // extra KEY=VALUE metadata
+    std::string nvml_library = "libnvidia-ml.so.1";           // backend gpu: NVML, loaded at run time
+    std::string energy_ledger = "/run/colmet/energy.ledger";  // backend energy: the node's ledger (empty: none)
+    std::string control_dir = "/run/colmet";                  // the job's control socket <dir>/<job>.ctl (empty: none)
+    std::string legacy_control_uri;                           // original configure messages on tcp:// (empty: off)
+    std::vector<std::string> meta;                            // extra KEY=VALUE metadata
     std::string log_file;
     int verbosity = 0;
 };

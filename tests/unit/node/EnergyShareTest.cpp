@@ -144,7 +144,7 @@ TEST_F(EnergyShareBackendTest, counts_the_jobs_share_interval_by_interval)
     set_busy(1000);
     EnergyShareBackend b(k_rapl, m_tree.path("proc"));
     ASSERT_TRUE(b.reads_message());
-    ASSERT_EQ(b.metrics().size(), 4u);
+    ASSERT_EQ(b.metrics().size(), 5u);
     EXPECT_EQ(b.metrics()[0].name, "package_0_package");
     EXPECT_EQ(b.metrics()[0].unit, "J");
     auto v = sample(b, message(100, 50, 0, "2"));
