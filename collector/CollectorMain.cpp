@@ -3,6 +3,7 @@
 #include "common/collectors.hpp"
 
 #include "collector/Collector.hpp"
+#include "collector/notify/JobEndCommand.hpp"
 #include "collector/security/BindPolicy.hpp"
 #include "collector/serve.hpp"
 #include "collector/sinks/hdf5/Hdf5Sink.hpp"
@@ -30,6 +31,7 @@ struct CollectorOptions {
     Hdf5Options hdf5;
     tsdb::TsdbOptions tsdb;
     AdmissionLimits admission;
+    notify::JobEndOptions job_end;
     std::string hdf5_dir;
     bool to_stdout = false;
     bool allow_unauthenticated = false;
@@ -183,6 +185,17 @@ void add_options(CLI::App &app, CollectorOptions &o)
                    "Refuse new jobs on a host beyond this many per minute (0 = no cap)")
         ->check(CLI::Range(0, 10000000))
         ->capture_default_str();
+    app.add_option("--on-job-end", o.job_end.command,
+                   "Run this shell command for each ended job, its summary as JSON on standard input (needs "
+                   "--hdf5-dir; e.g. colmet-mail-summary)");
+    app.add_option("--on-job-end-timeout", o.job_end.timeout_s,
+                   "Seconds an on-job-end command may run before it is killed")
+        ->check(CLI::Range(0.1, 86400.0))
+        ->capture_default_str();
+    app.add_option("--on-job-end-max", o.job_end.max_running,
+                   "On-job-end commands run at once at most; the jobs beyond wait (1000 at most, then dropped)")
+        ->check(CLI::Range(1, 256))
+        ->capture_default_str();
     app.add_flag("--allow-root", o.allow_root,
                  "Run even as root (the collector needs no privilege: run it as its own user, as "
                  "colmet-collector.service does)");
@@ -243,6 +256,8 @@ int collector_main(int argc, char **argv)
         app.parse(argc, argv);
         if (o.hdf5_dir.empty() && !o.to_stdout && o.tsdb.http.url.empty())
             throw CLI::ValidationError("output", "give --hdf5-dir DIR, --tsdb-url URL or --stdout (or several)");
+        if (!o.job_end.command.empty() && o.hdf5_dir.empty())
+            throw CLI::ValidationError("--on-job-end", "needs --hdf5-dir: the summary it gets is the job file's");
     } catch (const CLI::ParseError &e) {
         int rc = app.exit(e);
         return rc == 0 ? 0 : 64;
@@ -332,6 +347,17 @@ int collector_main(int argc, char **argv)
     sigprocmask(SIG_BLOCK, &set, nullptr);
     std::signal(SIGPIPE, SIG_IGN);
 
+    // After the signals are blocked: its thread must not take them.
+    std::unique_ptr<notify::JobEndCommand> job_end;
+    if (!o.job_end.command.empty()) {
+        job_end = std::make_unique<notify::JobEndCommand>(o.job_end);
+        for (auto &sink : sinks)
+            if (sink->announces_ended_jobs())
+                sink->set_ended_job_listener(
+                    [runner = job_end.get()](EndedJob job) { runner->submit(std::move(job)); });
+        spdlog::info("on-job-end: running '{}' for each ended job (at most {} at once, {} s each)", o.job_end.command,
+                     o.job_end.max_running, o.job_end.timeout_s);
+    }
     Collector collector(std::move(sinks), o.admission);
     if (!o.log_file.empty())
         o.listen.reopen_log = [verbosity = o.verbosity, file = o.log_file] {
@@ -342,7 +368,12 @@ int collector_main(int argc, char **argv)
                               e.what());
             }
         };
-    return serve(collector, o.listen);
+    const int rc = serve(collector, o.listen);
+    if (job_end) {
+        job_end->stop();
+        spdlog::info("{}", job_end->stats_text());
+    }
+    return rc;
 }
 
 }  // namespace colmet::collector

@@ -7,6 +7,7 @@
 #include "wire/message.hpp"
 
 #include <cstdint>
+#include <functional>
 #include <string>
 #include <vector>
 
@@ -38,6 +39,16 @@ struct SinkLoss {
     std::string host;
     uint64_t points = 0;
 };
+
+// A job whose summary was written for the first time (at its end, or after
+// its silence), for the site's on-job-end command (notify/JobEndCommand.hpp).
+struct EndedJob {
+    std::string job_id;
+    std::string user;  // the job's user (metadata "user"); empty when unknown
+    std::string file;  // where its record is
+    std::string json;  // its summary (notify/SummaryJson.hpp)
+};
+using EndedJobListener = std::function<void(EndedJob)>;
 
 class Sink {
 public:
@@ -78,6 +89,10 @@ public:
     virtual void record_losses(const std::vector<SinkLoss> & /*losses*/, int64_t /*now_mono_ns*/) noexcept {}
     virtual void set_loss_recorder(bool /*present*/) {}
     virtual void take_losses(std::vector<SinkLoss> & /*out*/) {}
+    // A sink that writes each job's summary says so, and calls the listener
+    // once per job, when it first writes it.
+    virtual bool announces_ended_jobs() const { return false; }
+    virtual void set_ended_job_listener(const EndedJobListener & /*listener*/) {}
 };
 
 }  // namespace colmet::collector

@@ -17,7 +17,7 @@
 set -u
 
 man_dir=$(cd "$(dirname "$0")" && pwd)
-programs="colmet-node colmet-collector colmet-job colmet-ctl colmet-keygen colmet-report"
+programs="colmet-node colmet-collector colmet-job colmet-ctl colmet-keygen colmet-report colmet-mail-summary"
 status=0
 
 fail() {

@@ -11,6 +11,7 @@ set -euo pipefail
 run_packages=(
   build-essential cmake pkg-config
   libzmq3-dev cppzmq-dev libmsgpack-cxx-dev libhdf5-dev libdeflate-dev libcli11-dev libspdlog-dev libpfm4-dev
+  nlohmann-json3-dev
   libacl1-dev libcurl4-openssl-dev libsnappy-dev libcap-dev
 )
 # On top, for scripts/test.sh.
@@ -20,6 +21,8 @@ test_packages=(
   hdf5-tools python3-h5py python3-numpy mandoc procps linux-perf acl logrotate
   # colmet-job run under the real sudo (the command runs as the user who ran sudo)
   sudo
+  # colmet-mail-summary's test: a real MTA delivering into local mailboxes
+  dma
   # the time-series sink's tests: a real store, and Prometheus' protobuf messages to decode with
   victoria-metrics libprotobuf-dev protobuf-compiler python3-yaml
   # the Python package (python/): colmet.open, colmet-report, its tests (pytest, a headless browser)
@@ -65,5 +68,10 @@ fi
 
 echo "install-deps: installing ${missing[*]}"
 export DEBIAN_FRONTEND=noninteractive
+# dma: local delivery only, no smarthost.
+if [[ " ${missing[*]} " == *" dma "* ]]; then
+  printf 'dma dma/mailname string %s\ndma dma/relayhost string\n' "$(hostname -f 2>/dev/null || hostname)" |
+    debconf-set-selections
+fi
 apt-get update -q
 apt-get install -y -q --no-install-recommends "${missing[@]}"

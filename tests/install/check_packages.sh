@@ -69,7 +69,7 @@ getent passwd colmet >/dev/null || fail "the package made no user colmet"
 dpkg-query -W -f='${Conffiles}\n' colmet-common | grep -q "/etc/colmet/colmet.conf" || fail "colmet.conf is not a conffile"
 dpkg-query -W -f='${Conffiles}\n' slurm-spank-colmet | grep -q "/etc/slurm/plugstack.conf.d/colmet.conf" ||
   fail "the plugstack file is not a conffile"
-for m in colmet-node.8 colmet-job.8 colmet-collector.8 colmet.7 colmet-report.1 spank-colmet.8; do
+for m in colmet-node.8 colmet-job.8 colmet-collector.8 colmet.7 colmet-report.1 colmet-mail-summary.1 spank-colmet.8; do
   man -w "${m%.*}" >/dev/null 2>&1 || [ -e "/usr/share/man/man${m##*.}/$m.gz" ] || fail "man page $m not installed"
 done
 # The licence, in every package (debian/copyright, GPL-2+; LICENSE in the tree).
@@ -110,6 +110,9 @@ mkdir "$out"
 say "colmet-job run: $(grep -m1 'CPU time' "$work/run.log" | sed 's/^ *//')"
 /usr/bin/colmet-report "$out/pkg-run.h5" -o "$work/report.html" >/dev/null || fail "the installed colmet-report"
 grep -q "pkg-run" "$work/report.html" || fail "the report does not name the job"
+printf '{"job_id": "pkg-run", "user": "root", "file": "%s", "summary": {"cpus": 1}}' "$out/pkg-run.h5" |
+  /usr/bin/colmet-mail-summary --print >"$work/mail.txt" 2>&1 || { cat "$work/mail.txt"; fail "the installed colmet-mail-summary"; }
+grep -q "^Subject: \[colmet\] job pkg-run ended" "$work/mail.txt" || { cat "$work/mail.txt"; fail "colmet-mail-summary's mail"; }
 
 # 5. The collector, started as its unit says: user, directories, ExecStart.
 unit=$(ls /lib/systemd/system/colmet-collector.service /usr/lib/systemd/system/colmet-collector.service 2>/dev/null | head -1)

@@ -339,9 +339,20 @@ bool Hdf5Sink::open_job(JobState &job, int64_t now_ns)
                 report(job.job_id, r.error().with_context("read " + job.path.string()));
         }
         job.restored = true;
+        note_restored_end(job);
         sync_state_bytes(job);
     }
     return true;
+}
+
+// A job whose every host had ended before (a collector restart) was
+// announced then: a resent job_end does not run on-job-end again.
+void Hdf5Sink::note_restored_end(JobState &job)
+{
+    job.announced =
+        job.announced || (!job.hosts.empty() && std::all_of(job.hosts.begin(), job.hosts.end(), [](const auto &h) {
+            return !h.second.started || h.second.ended;
+        }));
 }
 
 bool Hdf5Sink::attach(JobState &job, int64_t now_ns)
@@ -370,6 +381,7 @@ bool Hdf5Sink::attach(JobState &job, int64_t now_ns)
             ++m_stats.write_errors;
             report(job.job_id, r.error());
         }
+        note_restored_end(job);
         sync_state_bytes(job);
     }
     job.restored = true;
@@ -504,20 +516,39 @@ bool Hdf5Sink::flush_job(JobState &job, int64_t now_ns)
 
 // Write the job's rows, then its summary from what its hosts hold; false
 // when that must wait (the file cannot be opened, a write failed).
-bool Hdf5Sink::write_summary_now(JobState &job, int64_t now_ns)
+bool Hdf5Sink::write_summary_now(JobState &job, int64_t now_ns, JobSummary *written)
 {
     if (!job.file && !open_job(job, now_ns))
         return false;
     if (!flush_job(job, now_ns))
         return false;
-    if (auto r = job.file->write_summary(hdf5::summarize(job.job_id, job.hosts)); !r) {
+    JobSummary summary = hdf5::summarize(job.job_id, job.hosts);
+    if (auto r = job.file->write_summary(summary); !r) {
         ++m_stats.write_errors;
         report(job.job_id, r.error());
         fail_file(job, now_ns);
         return false;
     }
     ++m_stats.summaries_written;
+    if (written)
+        *written = std::move(summary);
     return true;
+}
+
+// The job's first summary written once every host ended, or after its
+// silence: to the listener (on-job-end), once.
+void Hdf5Sink::announce(JobState &job, JobSummary summary)
+{
+    if (job.announced || !m_ended_job)
+        return;
+    job.announced = true;
+    summary.file = job.path;
+    try {
+        std::string json = summary_json(summary, job.reader);
+        m_ended_job({job.job_id, job.reader, job.path.string(), std::move(json)});
+    } catch (const std::exception &e) {  // allocation: the job goes without
+        spdlog::error("hdf5: job {}: its end not announced: {}", job.job_id, e.what());
+    }
 }
 
 // A host's job_end: write its rows and the summary; once every host that
@@ -525,13 +556,16 @@ bool Hdf5Sink::write_summary_now(JobState &job, int64_t now_ns)
 void Hdf5Sink::finish_job(JobState &job, int64_t now_ns)
 {
     job.summary_pending = true;
-    if (!writable() || now_ns < job.retry_after_ns || !write_summary_now(job, now_ns))
+    JobSummary summary;
+    if (!writable() || now_ns < job.retry_after_ns || !write_summary_now(job, now_ns, &summary))
         return;
     job.summary_pending = false;
     bool all_ended = std::all_of(job.hosts.begin(), job.hosts.end(),
                                  [](const auto &h) { return !h.second.started || h.second.ended; });
-    if (all_ended)
+    if (all_ended) {
+        announce(job, std::move(summary));
         close_job(job, now_ns);
+    }
 }
 
 // A job silent for idle_close_s while some host's job_end never came (the
@@ -542,9 +576,11 @@ void Hdf5Sink::summarize_unfinished(JobState &job, int64_t now_ns)
 {
     const auto unended = std::count_if(job.hosts.begin(), job.hosts.end(),
                                        [](const auto &h) { return h.second.seen && !h.second.ended; });
-    if (unended == 0 || job.summary_pending || now_ns < job.retry_after_ns || !write_summary_now(job, now_ns))
+    JobSummary summary;
+    if (unended == 0 || job.summary_pending || now_ns < job.retry_after_ns || !write_summary_now(job, now_ns, &summary))
         return;
     ++m_stats.summaries_incomplete;
+    announce(job, std::move(summary));
     spdlog::warn("hdf5: job {}: no job_end from {} of its {} hosts after {} s of silence: summary written from what "
                  "arrived (hosts_without_job_end = {})",
                  job.job_id, unended, job.hosts.size(), m_options.idle_close_s, unended);

@@ -127,6 +127,8 @@ public:
     // Another sink's losses go into the job's file (tsdb_points_dropped of
     // the host, and the summary), opening it again if the job was closed.
     bool records_losses() const override { return true; }
+    bool announces_ended_jobs() const override { return true; }
+    void set_ended_job_listener(const EndedJobListener &listener) override { m_ended_job = listener; }
     void record_losses(const std::vector<SinkLoss> &losses, int64_t now_mono_ns) noexcept override;
     size_t open_files() const { return m_open_files; }  // HDF5 files open now
     size_t open_jobs() const;                           // jobs whose rows and structure are in memory
@@ -151,7 +153,9 @@ private:
     void detach(hdf5::JobState &job);
     void fail_file(hdf5::JobState &job, int64_t now_ns);
     bool flush_job(hdf5::JobState &job, int64_t now_ns);
-    bool write_summary_now(hdf5::JobState &job, int64_t now_ns);
+    bool write_summary_now(hdf5::JobState &job, int64_t now_ns, JobSummary *written = nullptr);
+    void announce(hdf5::JobState &job, JobSummary summary);
+    static void note_restored_end(hdf5::JobState &job);
     void finish_job(hdf5::JobState &job, int64_t now_ns);
     void summarize_unfinished(hdf5::JobState &job, int64_t now_ns);
     bool close_job(hdf5::JobState &job, int64_t now_ns);
@@ -184,6 +188,7 @@ private:
     Hdf5SinkStats m_stats;
     std::vector<wire::Ack> m_acks;  // due, for take_acks()
     log::RateLimiter m_log_limit{10, std::chrono::seconds(60)};
+    EndedJobListener m_ended_job;  // on-job-end: each job once, at its first complete (or silent) summary
 };
 
 // Create (if needed) and check the output directory, then the sink. The

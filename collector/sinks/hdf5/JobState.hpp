@@ -25,6 +25,7 @@ struct JobState {
     std::unique_ptr<JobFile> file;
     std::optional<std::list<JobState *>::iterator> attached;  // in the sink's list of open files
     bool restored = false;                                    // hosts include what an existing file held
+    bool announced = false;        // handed to the ended-job listener (or ended before a restart)
     bool summary_pending = false;  // a job_end still to be written (writing was paused, or failed)
     int64_t last_activity_ns = 0;
     int64_t last_flush_ns = 0;

@@ -4,7 +4,10 @@
 #include "collector/sinks/hdf5/JobAggregate.hpp"
 #include "common/names.hpp"
 
+#include <nlohmann/json.hpp>
+
 #include <array>
+#include <cmath>
 #include <system_error>
 
 namespace colmet::collector {
@@ -71,6 +74,31 @@ std::vector<SummaryNumber> summary_numbers(const JobSummary &s)
     for (const auto &f : k_u64_fields)
         out.push_back({f.name, f.metric, static_cast<double>(s.*f.field)});
     return out;
+}
+
+std::string summary_json(const JobSummary &s, std::string_view user)
+{
+    nlohmann::json numbers = nlohmann::json::object();
+    for (const auto &f : k_f64_fields) {
+        const double v = s.*f.field;
+        numbers[f.name] = std::isfinite(v) ? nlohmann::json(v) : nlohmann::json(nullptr);
+    }
+    for (const auto &f : k_u64_fields)
+        numbers[f.name] = s.*f.field;
+    for (const auto &f : k_i64_fields)
+        numbers[f.name] = s.*f.field;
+    nlohmann::json out = {
+        {"job_id", s.job_id},
+        {"user", user.empty() ? nlohmann::json(nullptr) : nlohmann::json(user)},
+        {"file", s.file.string()},
+        {"complete", s.hosts_without_job_end == 0},
+        {"summary", std::move(numbers)},
+    };
+    if (!s.cgroup_warning.empty())
+        out["cgroup_warning"] = s.cgroup_warning;
+    // Bytes that are not UTF-8 (a job id is any printable text, a user name
+    // any bytes) are replaced, never refused.
+    return out.dump(2, ' ', false, nlohmann::json::error_handler_t::replace) + "\n";
 }
 
 std::filesystem::path job_file_path(const std::filesystem::path &dir, std::string_view job_id)

@@ -59,6 +59,12 @@ struct SummaryNumber {
 };
 std::vector<SummaryNumber> summary_numbers(const JobSummary &summary);
 
+// The summary as the JSON object on-job-end commands read (colmet-collector(8),
+// "On job end"): job_id, user (null when unknown), file, complete (every
+// host sent its job_end), summary (the numbers above, NaN as null, and
+// started_ns, ended_ns) and cgroup_warning when there is one.
+std::string summary_json(const JobSummary &summary, std::string_view user);
+
 // Where the HDF5 sink stores the job: job_file(dir, job_id, JobFile::data),
 // the naming rule every component shares (common/names.hpp).
 std::filesystem::path job_file_path(const std::filesystem::path &dir, std::string_view job_id);

@@ -16,6 +16,9 @@ namespace colmet::node::energy {
 namespace {
 
 constexpr double k_nan = std::numeric_limits<double>::quiet_NaN();
+// Updates of the ledger that may fail in a row before the share is
+// estimated alone for the rest of the job.
+constexpr int k_ledger_failures = 20;
 
 const wire::BackendBlock *find_block(const wire::Message &msg, std::string_view name)
 {
@@ -109,8 +112,9 @@ void EnergyShareBackend::from_ledger(const wire::Message &msg, std::span<double>
         auto view = m_ledger->update(m_self, leaving, m_problems);
         if (!view) {
             m_problems.item(view.error().message());
-            // Another tree's ledger in use stays so; anything else may pass.
-            if (view.error().code() == Errc::invalid || ++m_ledger_failures >= 3) {
+            // Another tree's ledger in use stays so; anything else may pass
+            // (a busy disk, a sampler that held the lock too long).
+            if (view.error().code() == Errc::invalid || ++m_ledger_failures >= k_ledger_failures) {
                 give_up_ledger(view.error().message());
                 estimate(msg, values);
             }

@@ -5,7 +5,7 @@
 // With the node's energy ledger (LedgerFile.hpp, --energy-ledger; RAPL
 // from powercap), every sampler of the node advances one ledger, so the
 // shares of all the jobs and the idle part add up to the node's energy. If
-// the ledger cannot be used (three updates in a row failed, or it counts
+// the ledger cannot be used (twenty updates in a row failed, or it counts
 // other RAPL files for samplers still running), or without one, the share
 // is estimated from this sampler's own readings: the interval's energy from
 // the message's rapl block, the job's CPU time from its cgroup_cpu block,

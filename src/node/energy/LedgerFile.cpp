@@ -79,26 +79,27 @@ Result<LedgerState> LedgerFile::load(backends::StatusText &problems)
     return state;
 }
 
+// In place, under the lock: a new file renamed over the old one would make
+// ext4 write it out at once (auto_da_alloc), which stalls every sampler of
+// the node behind a busy disk; a ledger cut short by a crash is started
+// afresh by the next update.
 Result<void> LedgerFile::store(const LedgerState &state)
 {
-    const std::string tmp = m_path.string() + ".new";
-    {
-        UniqueFd fd(::open(tmp.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC | O_NOFOLLOW, 0600));
-        if (!fd.valid())
-            return Error::system("open", tmp, errno);
-        const std::string text = format_ledger(state);
-        size_t done = 0;
-        while (done < text.size()) {
-            ssize_t n = ::write(fd.get(), text.data() + done, text.size() - done);
-            if (n < 0 && errno == EINTR)
-                continue;
-            if (n <= 0)
-                return Error::system("write", tmp, n < 0 ? errno : ENOSPC);
-            done += static_cast<size_t>(n);
-        }
+    UniqueFd fd(::open(m_path.c_str(), O_WRONLY | O_CREAT | O_CLOEXEC | O_NOFOLLOW, 0600));
+    if (!fd.valid())
+        return Error::system("open", m_path.string(), errno);
+    const std::string text = format_ledger(state);
+    size_t done = 0;
+    while (done < text.size()) {
+        ssize_t n = ::pwrite(fd.get(), text.data() + done, text.size() - done, static_cast<off_t>(done));
+        if (n < 0 && errno == EINTR)
+            continue;
+        if (n <= 0)
+            return Error::system("write", m_path.string(), n < 0 ? errno : ENOSPC);
+        done += static_cast<size_t>(n);
     }
-    if (::rename(tmp.c_str(), m_path.c_str()) != 0)
-        return Error::system("rename", tmp + " to " + m_path.string(), errno);
+    if (::ftruncate(fd.get(), static_cast<off_t>(text.size())) != 0)
+        return Error::system("truncate", m_path.string(), errno);
     return {};
 }
 

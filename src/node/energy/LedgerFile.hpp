@@ -3,9 +3,8 @@
 // Under the lock it reads the ledger, the node's RAPL counters, /proc/stat
 // and the CPU time of every job in it (each job's cgroup_cpu backend,
 // built from its entry and kept), advances it, registers this sampler's job
-// the first time, takes it out at the job's end, and writes it back whole
-// (a new file renamed over the old one, so a crash leaves the old or the
-// new, never half of one).
+// the first time, takes it out at the job's end, and writes it back whole,
+// in place (readers hold the lock too).
 //
 // A ledger that cannot be parsed is started afresh (the jobs in it come
 // back at their next update, each keeping what it had been charged, see
