@@ -9,13 +9,16 @@ import pwd
 import subprocess
 import sys
 from email.message import EmailMessage
-from email.policy import default as email_policy
+from email.policy import default as _default_policy
 
 from colmet import __version__
 from colmet._format import human_bytes, human_energy, human_seconds, is_nan
 from colmet.report import _HelpFormatter, _Parser
 
 PROG = "colmet-mail-summary"
+# Headers on one line each (a folded Subject is valid, but harder to read
+# and to filter on).
+email_policy = _default_policy.clone(max_line_length=None)
 EX_USAGE, EX_DATAERR, EX_NOUSER, EX_UNAVAILABLE, EX_TEMPFAIL = 64, 65, 67, 69, 75
 
 

@@ -74,6 +74,9 @@ def test_the_message_has_the_figures_the_notes_and_the_report_command(tmp_path):
     assert "Notes:\n  - " in text and "CPU efficiency)." in text
     assert f"  colmet-report {path}" in text
     assert text.rstrip().endswith("Job files: ssh front.example")
+    # Headers stay on one line, a long job id too.
+    long_id = "slurm-cluster-a.123456789.batch-with-a-long-name"
+    assert f"\nSubject: [colmet] job {long_id} ended: " in compose(dict(GOOD, job_id=long_id), "a", None, None).as_string()
     # A file that cannot be read: no notes, and why.
     text = compose(dict(GOOD, file=str(tmp_path / "none.h5")), "alice", None, None).get_content()
     assert "(No notes: the job's file could not be read:" in text

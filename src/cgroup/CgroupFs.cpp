@@ -129,16 +129,6 @@ bool is_mount_point(const fs::path &dir)
     return self.st_dev != parent.st_dev;
 }
 
-Result<void> make_dir(const fs::path &dir)
-{
-    if (::mkdir(dir.c_str(), 0755) == 0)
-        return ok();
-    int err = errno;
-    if (err == EEXIST && dir_exists(dir))
-        return ok();
-    return Error::system("mkdir", dir.string(), err);
-}
-
 Result<std::vector<pid_t>> parse_pids(std::string_view text, const fs::path &file)
 {
     std::vector<pid_t> pids;
@@ -248,6 +238,14 @@ std::vector<pid_t> listed_pids(const std::vector<fs::path> &dirs)
 }
 
 }  // namespace
+
+Result<std::vector<pid_t>> read_pids(const fs::path &procs_file)
+{
+    auto text = read_file(procs_file);
+    if (!text)
+        return text.error();
+    return parse_pids(*text, procs_file);
+}
 
 CgroupFs::CgroupFs(fs::path root) : m_root(std::move(root)) {}
 

@@ -15,6 +15,10 @@
 
 namespace colmet::cgroup {
 
+// The pids a cgroup.procs (or tasks) file lists; Errc::parse on a line that
+// is not a pid.
+Result<std::vector<pid_t>> read_pids(const std::filesystem::path &procs_file);
+
 // The v1 controllers colmet reads or creates job directories in.
 inline const std::vector<std::string> &v1_controllers()
 {

@@ -2,7 +2,10 @@
 
 #include <cerrno>
 #include <fcntl.h>
+#include <sys/stat.h>
 #include <unistd.h>
+
+#include <system_error>
 
 namespace colmet {
 
@@ -52,6 +55,19 @@ Result<std::string> read_file(const std::filesystem::path &path)
         return view.error();
     buf.resize(view->size());
     return buf;
+}
+
+Result<void> make_dir(const std::filesystem::path &dir, bool parents)
+{
+    std::error_code ec;
+    if (parents && dir.has_parent_path() && dir.parent_path() != dir)
+        std::filesystem::create_directories(dir.parent_path(), ec);  // a failure shows in the mkdir below
+    if (::mkdir(dir.c_str(), 0755) == 0)
+        return {};
+    const int err = errno;
+    if (err == EEXIST && std::filesystem::is_directory(dir, ec))
+        return {};
+    return Error::system("mkdir", dir.string(), err);
 }
 
 Result<void> write_file(const std::filesystem::path &path, std::string_view content)

@@ -22,6 +22,10 @@ Result<std::string_view> pread_all(int fd, std::string &buf, const std::filesyst
 // Read a whole file in one go (open, read, close).
 Result<std::string> read_file(const std::filesystem::path &path);
 
+// mkdir(dir, 0755) (its missing parents first when `parents`); a directory
+// that exists already is fine.
+Result<void> make_dir(const std::filesystem::path &dir, bool parents = false);
+
 // Write a string to an existing file (cgroupfs control files), no O_CREAT.
 Result<void> write_file(const std::filesystem::path &path, std::string_view content);
 

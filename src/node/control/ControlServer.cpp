@@ -1,5 +1,7 @@
 #include "node/control/ControlServer.hpp"
 
+#include "common/file_io.hpp"
+
 #include <fcntl.h>
 #include <pwd.h>
 #include <sys/socket.h>
@@ -53,18 +55,6 @@ Result<void> clear_stale(const fs::path &path, const sockaddr_un &addr)
     return ok();
 }
 
-Result<void> make_dir(const fs::path &dir)
-{
-    std::error_code ec;
-    if (fs::is_directory(dir, ec))
-        return ok();
-    if (dir.has_parent_path())
-        fs::create_directories(dir.parent_path(), ec);
-    if (::mkdir(dir.c_str(), 0755) != 0 && errno != EEXIST)
-        return Error::system("mkdir", dir.string(), errno);
-    return ok();
-}
-
 void send_best_effort(int fd, const std::string &bytes)
 {
     // One try: a refused peer gets its answer only if it fits the socket buffer now.
@@ -103,7 +93,7 @@ Result<std::unique_ptr<ControlServer>> ControlServer::open(const ControlServerOp
     auto addr = unix_address(s->m_path);
     if (!addr)
         return addr.error();
-    if (auto r = make_dir(options.dir); !r)
+    if (auto r = make_dir(options.dir, true); !r)
         return r.error();
     if (auto r = clear_stale(s->m_path, *addr); !r)
         return r.error();

@@ -48,7 +48,7 @@ Result<UniqueFd> LedgerFile::lock()
 {
     const std::string lock_path = m_path.string() + ".lock";
     UniqueFd fd(::open(lock_path.c_str(), O_RDWR | O_CREAT | O_CLOEXEC | O_NOFOLLOW, 0600));
-    if (!fd.valid() && errno == ENOENT && ::mkdir(m_path.parent_path().c_str(), 0755) == 0)
+    if (!fd.valid() && errno == ENOENT && make_dir(m_path.parent_path()))
         fd = UniqueFd(::open(lock_path.c_str(), O_RDWR | O_CREAT | O_CLOEXEC | O_NOFOLLOW, 0600));
     if (!fd.valid())
         return Error::system("open", lock_path, errno);

@@ -1,5 +1,6 @@
 #include "node/backends/perfhw/perf_mount.hpp"
 
+#include "cgroup/CgroupFs.hpp"
 #include "common/file_io.hpp"
 #include "common/text.hpp"
 #include "common/unique_fd.hpp"
@@ -50,31 +51,6 @@ fs::path find_v1_hierarchy(const fs::path &root)
         }
     }
     return {};
-}
-
-Result<void> make_dir(const fs::path &dir)
-{
-    if (::mkdir(dir.c_str(), 0755) == 0)
-        return ok();
-    int err = errno;
-    std::error_code ec;
-    if (err == EEXIST && fs::is_directory(dir, ec))
-        return ok();
-    return Error::system("mkdir", dir.string(), err);
-}
-
-Result<std::vector<pid_t>> read_pids(const fs::path &file)
-{
-    auto text = read_file(file);
-    if (!text)
-        return text.error();
-    std::vector<pid_t> pids;
-    for (auto line : text::Lines(*text)) {
-        auto v = text::parse_u64(line);
-        if (v && *v > 0 && *v <= static_cast<uint64_t>(INT32_MAX))
-            pids.push_back(static_cast<pid_t>(*v));
-    }
-    return pids;
 }
 
 // "/oar/alice_42" -> "oar/alice_42"; empty or with ".." components -> error.
@@ -164,12 +140,12 @@ Result<size_t> move_job_procs(const cgroup::CgroupPaths &paths, const fs::path &
         for (const auto &[controller, dir] : paths.controllers) {
             if (controller == k_controller || dir.empty())
                 continue;
-            if (auto pids = read_pids(dir / "cgroup.procs"))
+            if (auto pids = cgroup::read_pids(dir / "cgroup.procs"))
                 job.insert(pids->begin(), pids->end());
         }
         if (job.empty())
             break;
-        auto there = read_pids(perf_dir / "cgroup.procs");
+        auto there = cgroup::read_pids(perf_dir / "cgroup.procs");
         if (!there)
             return there.error();
         for (pid_t pid : *there)
@@ -198,7 +174,7 @@ Result<void> remove_job_perf_cgroup(const fs::path &perf_root, std::string_view 
         if (err != EBUSY || std::chrono::steady_clock::now() >= deadline)
             return Error::system("rmdir", dir.string(), err);
         // Tasks left: hand them back to the root (they stop being counted).
-        if (auto pids = read_pids(dir / "cgroup.procs"); pids && !pids->empty())
+        if (auto pids = cgroup::read_pids(dir / "cgroup.procs"); pids && !pids->empty())
             (void)move_procs_into(perf_root, *pids);
         std::this_thread::sleep_for(std::chrono::milliseconds(20));
     }
