@@ -6,6 +6,7 @@
 #include "Spawn.hpp"
 #include "TaskCgroup.hpp"
 
+#include <algorithm>
 #include <chrono>
 #include <cstdio>
 #include <filesystem>
@@ -54,6 +55,19 @@ bool run(const PluginConfig &c, const std::vector<std::string> &argv, const std:
     }
     log.debug("colmet: " + what + ": done in " + took + " s");
     return true;
+}
+
+// What a step learns of the job (its name, its memory here), for the job's
+// sampler, which the prolog started without them: sent by the first step
+// that has the job's name (claim_context), by any step before that.
+void send_context(const PluginConfig &c, const JobRef &job, const Log &log)
+{
+    const bool named =
+        std::any_of(job.context.begin(), job.context.end(), [](const auto &kv) { return kv.first == "job_name"; });
+    if (named && !claim_context(c.run_dir, job.job_id))
+        return;  // another step of the job sent it
+    run(c, context_command(c, sampler_id(job.job_id), job.context),
+        "job " + std::to_string(job.job_id) + ": colmet-ctl --context", log);
 }
 
 }  // namespace
@@ -122,6 +136,8 @@ StepState step_start(const PluginConfig &c, const JobRef &job, uint32_t step_id,
     s.job_rel = job_cgroup(job);
     auto marker = read_marker(c.run_dir, job.job_id);
     s.job_sampled = marker.has_value();
+    if (s.job_sampled && !job.context.empty())
+        send_context(c, job, log);
     if (!c.steps || step_id >= k_max_normal_step_id)
         return s;
     if (option && option->request == Request::off)

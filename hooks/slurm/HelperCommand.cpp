@@ -15,6 +15,18 @@ std::string seconds_text(double s)
     return buf;
 }
 
+// --context KEY=VALUE for each item (colmet-job start and colmet-ctl alike).
+void add_context_args(std::vector<std::string> &argv, const sched::Context &context)
+{
+    for (const auto &[key, value] : context) {
+        argv.emplace_back("--context");
+        std::string item = key;
+        item += '=';
+        item += value;
+        argv.push_back(std::move(item));
+    }
+}
+
 void add_common_start(std::vector<std::string> &argv, const PluginConfig &c, const std::string &spec)
 {
     // --scheduler slurm: colmet-job makes only colmet's perf_event directory
@@ -49,6 +61,7 @@ std::vector<std::string> job_start_command(const PluginConfig &c, const JobRef &
 {
     std::vector<std::string> argv{c.colmet_job, "start", "--job-id", sampler_id(job.job_id), "--user", job.user};
     add_common_start(argv, c, spec);
+    add_context_args(argv, job.context);
     argv.insert(argv.end(), {"--", "--meta", "slurm_job_id=" + std::to_string(job.job_id)});
     return argv;
 }
@@ -59,6 +72,7 @@ std::vector<std::string> step_start_command(const PluginConfig &c, const JobRef 
     std::vector<std::string> argv{c.colmet_job, "start", "--job-id", sampler_id(job.job_id, step_id),
                                   "--user",     job.user};
     add_common_start(argv, c, spec);
+    add_context_args(argv, job.context);
     argv.insert(argv.end(), {"--", "--meta", "slurm_job_id=" + std::to_string(job.job_id), "--meta",
                              "slurm_step_id=" + std::to_string(step_id)});
     return argv;
@@ -77,6 +91,13 @@ std::vector<std::string> stop_command(const PluginConfig &c, const std::string &
 std::vector<std::string> sample_now_command(const PluginConfig &c, const std::string &id)
 {
     return {c.colmet_ctl, "--job-id", id, "--sample-now", "--control-dir", c.run_dir, "--timeout", "3"};
+}
+
+std::vector<std::string> context_command(const PluginConfig &c, const std::string &id, const sched::Context &context)
+{
+    std::vector<std::string> argv{c.colmet_ctl, "--job-id", id, "--control-dir", c.run_dir, "--timeout", "3"};
+    add_context_args(argv, context);
+    return argv;
 }
 
 }  // namespace colmet::spank

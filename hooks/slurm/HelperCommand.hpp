@@ -3,6 +3,8 @@
 
 #include "PluginConfig.hpp"
 
+#include "scheduler/JobContext.hpp"
+
 #include <cstdint>
 #include <string>
 #include <vector>
@@ -16,7 +18,8 @@ inline constexpr uint32_t k_max_normal_step_id = 0xfffffff0U;
 struct JobRef {
     uint32_t job_id = 0;
     uid_t uid = 0;
-    std::string user;  // the owner's login name
+    std::string user;        // the owner's login name
+    sched::Context context;  // what Slurm said of the job where the callback runs (colmet-job --context)
 };
 
 // The sampler id of a job ("123") or of one of its steps ("123.4").
@@ -42,5 +45,9 @@ std::vector<std::string> stop_command(const PluginConfig &c, const std::string &
 
 // colmet-ctl --sample-now for a sampler id (its control socket is in run_dir).
 std::vector<std::string> sample_now_command(const PluginConfig &c, const std::string &id);
+
+// colmet-ctl --context KEY=VALUE... for a sampler id: what a step learns of
+// the job, for the job's sampler (root only).
+std::vector<std::string> context_command(const PluginConfig &c, const std::string &id, const sched::Context &context);
 
 }  // namespace colmet::spank

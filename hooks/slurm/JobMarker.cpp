@@ -60,8 +60,28 @@ std::optional<std::string> read_marker(const fs::path &run_dir, uint32_t job_id)
     return out;
 }
 
+namespace {
+fs::path context_claim_path(const fs::path &run_dir, uint32_t job_id)
+{
+    return run_dir / ("slurm-" + std::to_string(job_id) + ".context");
+}
+}  // namespace
+
+bool claim_context(const fs::path &run_dir, uint32_t job_id)
+{
+    fs::path p = context_claim_path(run_dir, job_id);
+    int fd = ::open(p.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC | O_NOFOLLOW, 0644);
+    if (fd < 0)
+        return errno != EEXIST;
+    ::close(fd);
+    return true;
+}
+
 Result<void> remove_marker(const fs::path &run_dir, uint32_t job_id)
 {
+    fs::path claim = context_claim_path(run_dir, job_id);
+    if (::unlink(claim.c_str()) != 0 && errno != ENOENT)
+        return Error::system("unlink", claim, errno);
     fs::path p = marker_path(run_dir, job_id);
     if (::unlink(p.c_str()) != 0 && errno != ENOENT)
         return Error::system("unlink", p, errno);

@@ -24,6 +24,12 @@ Result<void> write_marker(const std::filesystem::path &run_dir, uint32_t job_id,
 // The spec in the marker, or nothing when the job has no marker.
 std::optional<std::string> read_marker(const std::filesystem::path &run_dir, uint32_t job_id);
 
+// False when <run_dir>/slurm-<job>.context exists already (another step sent
+// the job's context to its sampler); true for the one caller that creates
+// it, and when it cannot be made at all (send anyway). remove_marker removes
+// it.
+bool claim_context(const std::filesystem::path &run_dir, uint32_t job_id);
+
 // A missing marker is fine.
 Result<void> remove_marker(const std::filesystem::path &run_dir, uint32_t job_id);
 

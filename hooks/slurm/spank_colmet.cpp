@@ -19,6 +19,7 @@ extern "C" {
 
 #include <cstdlib>
 #include <fstream>
+#include <map>
 #include <optional>
 #include <sstream>
 #include <string>
@@ -121,6 +122,23 @@ bool job_ref(spank_t sp, JobRef &job)
     return true;
 }
 
+// What slurmstepd knows of the job (remote context): the job's environment
+// (spank_getenv) and its memory on this node.
+colmet::sched::Context step_context(spank_t sp)
+{
+    std::map<std::string, std::string> seen;
+    auto job_env = [sp, &seen](const char *name) -> const char * {
+        char buf[1024];
+        if (spank_getenv(sp, name, buf, sizeof buf) != ESPANK_SUCCESS)
+            return nullptr;
+        return seen.insert_or_assign(name, std::string(buf)).first->second.c_str();
+    };
+    std::optional<uint64_t> mem_mb;
+    if (uint64_t mb = 0; spank_get_item(sp, S_JOB_ALLOC_MEM, &mb) == ESPANK_SUCCESS)
+        mem_mb = mb;
+    return colmet::sched::slurm_step_context(job_env, mem_mb);
+}
+
 // The prolog and epilog run in their own process, without slurm_spank_init:
 // the plugstack arguments are parsed here, and --colmet is read back from the
 // job's environment with spank_option_getopt.
@@ -137,6 +155,7 @@ int job_script(spank_t sp, int ac, char **av, bool prolog)
         return 0;
     }
     if (prolog) {
+        job.context = colmet::sched::slurm_prolog_context([](const char *name) { return std::getenv(name); });
         std::optional<UserChoice> option;
         char *arg = nullptr;
         if (spank_option_getopt(sp, &g_option_table, &arg) == ESPANK_SUCCESS)
@@ -197,6 +216,7 @@ COLMET_SPANK_EXPORT int slurm_spank_init_post_opt(spank_t sp, int, char **)
             slurm_error("colmet: cannot read the job and step ids in slurmstepd");
             return 0;
         }
+        job.context = step_context(sp);
         g_step = step_start(*g_config, job, step_id, g_option, slurm_log());
         uint32_t local_tasks = 0;
         if (spank_get_item(sp, S_JOB_LOCAL_TASK_COUNT, &local_tasks) == ESPANK_SUCCESS)

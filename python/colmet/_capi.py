@@ -120,7 +120,7 @@ class Reader:
         finally:
             lib.H5Aclose(attr)
 
-    def row(self, path, floats, ints, supported):
+    def row(self, path, floats, ints, host_strings, supported):
         """open_many()'s row of one file, or None when h5py should read it."""
         lib = self.lib
         with phil:
@@ -152,7 +152,8 @@ class Reader:
                         if first < 0:
                             return None
                         opened.append(first)
-                        row["user"] = self.string(first, b"user")
+                        for attr_name in host_strings:
+                            row[attr_name.decode()] = self.string(first, attr_name)
                 has_summary = lib.H5Lexists(fid, b"summary", H5P_DEFAULT) > 0
                 row["has_summary"] = has_summary
                 if has_summary:

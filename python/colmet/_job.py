@@ -161,6 +161,16 @@ class Host:
         return [jobs] if isinstance(jobs, str) else list(jobs)
 
 
+# The job's context (its scheduler's view: colmet-job start --context), as
+# the hosts' metadata holds it: text keys, then whole numbers, then times
+# (seconds since the epoch). The keys of src/scheduler/JobContext.cpp, in its
+# order (python/tests/test_context.py compares them with colmet-job's).
+CONTEXT_TEXT = ("job_name", "account", "partition", "queue", "project")
+CONTEXT_COUNTS = ("time_limit_s", "job_nodes", "job_cpus", "host_gpus", "host_memory_mib")
+CONTEXT_TIMES = ("submit_time", "start_time")
+CONTEXT = CONTEXT_TEXT + CONTEXT_COUNTS + CONTEXT_TIMES
+
+
 def _scheduler(hosts):
     """The scheduler, from metadata when a sampler sent it, else from the
     job's cgroup path (OAR: /oar/<user>_<id>; Slurm: .../slurm/uid_N/job_N;
@@ -293,6 +303,32 @@ class Job:
         return _scheduler(self._hosts.values())
 
     @property
+    def context(self):
+        """What the scheduler said of the job, {key: value} for the keys it
+        gave (see CONTEXT): text as str, counts as int, times as UTC
+        pandas Timestamps. host_gpus and host_memory_mib are the first
+        host's (sorted by name); a text that differs between hosts is
+        joined with ", "."""
+        out = {}
+        for key in CONTEXT:
+            if key in CONTEXT_TEXT:
+                value = self._one(key)
+                if value:
+                    out[key] = value
+                continue
+            for host in self.hosts:
+                raw = self._hosts[host].attrs.get(key)
+                if raw is None:
+                    continue
+                try:
+                    number = int(str(raw))
+                except ValueError:
+                    break
+                out[key] = pd.Timestamp(number, unit="s", tz="UTC") if key in CONTEXT_TIMES else number
+                break
+        return out
+
+    @property
     def exit_status(self):
         """The job's exit status when a sampler recorded one (meta key exit_status), else None."""
         for v in self._host_values("exit_status"):
@@ -352,7 +388,8 @@ class Job:
         return {
             "job_id": self.job_id, "user": self.user, "hosts": self.hosts, "start": self.start,
             "end": self.end, "duration_s": self.duration_s, "exit_status": self.exit_status,
-            "scheduler": self.scheduler, "spec": self.spec, "command": self.command, "cpus": self.cpus,
+            "scheduler": self.scheduler, "context": self.context, "spec": self.spec, "command": self.command,
+            "cpus": self.cpus,
             "overlapping_jobs": self.overlapping_jobs, "cgroup_warning": self.cgroup_warning,
             "layout_version": self.layout_version, "path": self.path,
         }

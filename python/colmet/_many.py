@@ -18,7 +18,7 @@ import pandas as pd
 from h5py import h5a, h5f, h5g, h5t
 
 from colmet import _capi
-from colmet._job import SUPPORTED_LAYOUT_VERSIONS, _reason, plain
+from colmet._job import CONTEXT, CONTEXT_COUNTS, CONTEXT_TIMES, SUPPORTED_LAYOUT_VERSIONS, _reason, plain
 
 # The /summary attributes of layout version 1 (docs/hdf5-layout.md), by type.
 SUMMARY_FLOATS = ("duration_s", "cpus", "cpu_time_s", "user_time_s", "system_time_s", "cpu_efficiency",
@@ -28,7 +28,7 @@ SUMMARY_INTS = ("samples_received", "samples_lost", "rows_dropped", "tsdb_points
                 "hosts_without_job_end", "started_ns", "ended_ns")
 
 # The columns of open_many()'s rows, in order.
-COLUMNS = ("path", "job_id", "user", "hosts", "start", "end", "duration_s", "cpus", "cpu_time_s", "user_time_s",
+COLUMNS = ("path", "job_id", "user") + CONTEXT + ("hosts", "start", "end", "duration_s", "cpus", "cpu_time_s", "user_time_s",
            "system_time_s", "cpu_efficiency", "cpus_used", "peak_memory_bytes", "read_bytes", "write_bytes",
            "read_chars", "write_chars", "energy_j", "energy_kwh", "job_energy_j",
            "job_energy_kwh", "samples_received", "samples_lost", "rows_dropped",
@@ -84,7 +84,9 @@ def _row(path):
             hosts = h5g.open(root, b"hosts")
             row["hosts"] = hosts.get_num_objs()
             if row["hosts"]:
-                row["user"] = _string(h5g.open(hosts, hosts.get_objname_by_idx(0)), b"user")
+                first = h5g.open(hosts, hosts.get_objname_by_idx(0))
+                for name in ("user",) + CONTEXT:
+                    row[name] = _string(first, name.encode())
         f8 = np.empty((), dtype="<f8")
         summary = h5g.open(root, b"summary") if root.links.exists(b"summary") else None
         row["has_summary"] = summary is not None
@@ -110,7 +112,8 @@ def _rows(paths, fast=True):
         return [_row(p) for p in paths]
     floats = [n.encode() for n in SUMMARY_FLOATS]
     ints = [n.encode() for n in SUMMARY_INTS]
-    return [c.row(p, floats, ints, SUPPORTED_LAYOUT_VERSIONS) or _row(p) for p in paths]
+    host_strings = [n.encode() for n in ("user",) + CONTEXT]
+    return [c.row(p, floats, ints, host_strings, SUPPORTED_LAYOUT_VERSIONS) or _row(p) for p in paths]
 
 
 def _paths(where):
@@ -123,8 +126,11 @@ def _paths(where):
 
 
 def open_many(where, processes=None):
-    """One row per job file: its path, id, user, number of hosts, start and
-    end, the /summary figures (see docs/hdf5-layout.md; cpus_used is
+    """One row per job file: its path, id, user, the job's context as its
+    scheduler gave it (job_name, account, partition, queue, project,
+    time_limit_s, job_nodes, job_cpus, host_gpus, host_memory_mib,
+    submit_time, start_time: None, <NA> or NaT where not given), number of
+    hosts, start and end, the /summary figures (see docs/hdf5-layout.md; cpus_used is
     cpu_time_s / duration_s, the mean number of CPUs busy; energy_kwh is
     energy_j / 3.6e6, the whole node's; job_energy_kwh is job_energy_j /
     3.6e6, the job's share) and has_summary (False while the job runs or
@@ -162,6 +168,10 @@ def open_many(where, processes=None):
     frame["energy_kwh"] = frame["energy_j"] / 3.6e6
     frame["job_energy_kwh"] = frame["job_energy_j"] / 3.6e6
     frame["has_summary"] = frame["has_summary"].fillna(False).astype(bool)
+    for col in CONTEXT_COUNTS:
+        frame[col] = pd.to_numeric(frame[col], errors="coerce").astype("Int64")
+    for col in CONTEXT_TIMES:
+        frame[col] = pd.to_datetime(pd.to_numeric(frame[col], errors="coerce"), unit="s", utc=True)
     for col in ("hosts", "samples_received", "samples_lost", "rows_dropped", "tsdb_points_dropped",
                 "hosts_without_job_end", "layout_version"):
         frame[col] = frame[col].astype("Int64")

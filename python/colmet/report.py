@@ -175,6 +175,23 @@ def _scope_text(job, plot):
     return text
 
 
+# How the job's context (job.context) is shown: its label and how a value reads.
+_CONTEXT_ROWS = (
+    ("job_name", "Job name", str), ("account", "Account", str), ("partition", "Partition", str),
+    ("queue", "Queue", str), ("project", "Project", str), ("time_limit_s", "Time limit", human_seconds),
+    ("job_nodes", "Nodes of the job", str), ("job_cpus", "CPUs of the job", str),
+    ("host_gpus", "GPUs allocated (first host)", str),
+    ("host_memory_mib", "Memory allocated (first host)", lambda mib: human_bytes(mib * 1048576)),
+    ("submit_time", "Submitted", _fmt_time), ("start_time", "Started (scheduler)", _fmt_time),
+)
+
+
+def context_rows(job):
+    """[(label, text)] for the context the scheduler gave, in a fixed order."""
+    context = job.context
+    return [(label, show(context[key])) for key, label, show in _CONTEXT_ROWS if key in context]
+
+
 def build_html(job, digest, plot_pngs, notes_list, fig, exit_status, source_name):
     meta = [("Job", job.job_id), ("User", job.user or "unknown"), ("Hosts", _hosts_text(job)),
             ("Start", _fmt_time(job.start)),
@@ -182,6 +199,7 @@ def build_html(job, digest, plot_pngs, notes_list, fig, exit_status, source_name
                                                                     f"{_fmt_time(job.last_data)})"),
             ("Duration", human_seconds(fig["duration_s"])), ("Scheduler", job.scheduler or "unknown"),
             ("Exit status", _exit_text(exit_status))]
+    meta += context_rows(job)
     if job.spec:
         meta.append(("colmet spec", job.spec))
     if job.command:

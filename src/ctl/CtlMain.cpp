@@ -3,6 +3,7 @@
 #include "common/names.hpp"
 #include "ctl/CtlClient.hpp"
 #include "ctl/CtlFormat.hpp"
+#include "scheduler/JobContext.hpp"
 
 #include <CLI/CLI.hpp>
 
@@ -26,6 +27,7 @@ int ctl_main(int argc, char **argv)
     bool resume = false;
     bool status = false;
     bool sample_now = false;
+    std::vector<std::string> context;
     std::string control_dir = "/run/colmet";
     double timeout_s = 5;
 
@@ -43,6 +45,11 @@ int ctl_main(int argc, char **argv)
     app.add_flag("--status", status, "Show the settings in force (also shown after every change)");
     app.add_flag("--sample-now", sample_now,
                  "Take and send one sample now, after any change asked with it (at most one per 0.1 s)");
+    app.add_option("--context", context,
+                   "KEY=VALUE (repeatable, root only): add to the job's context (keys: " + sched::context_key_names() +
+                       ")")
+        ->expected(1)
+        ->multi_option_policy(CLI::MultiOptionPolicy::TakeAll);
     app.add_option("--control-dir", control_dir, "Where the samplers' control sockets are")->capture_default_str();
     app.add_option("--timeout", timeout_s, "Seconds to wait for the sampler's answer")
         ->check(CLI::Range(0.1, 600.0))
@@ -62,6 +69,14 @@ int ctl_main(int argc, char **argv)
         request.perfhw_events = events;
     request.perfhw = pause ? PerfhwAction::pause : (resume ? PerfhwAction::resume : PerfhwAction::none);
     request.sample_now = sample_now;
+    for (const auto &item : context) {
+        auto parsed = sched::parse_context_item(item);
+        if (!parsed) {
+            std::fprintf(stderr, "Error: colmet-ctl: --%s\n", parsed.error().message().c_str());
+            return k_exit_usage;
+        }
+        request.context.push_back(std::move(*parsed));
+    }
 
     auto socket = node::control::control_socket_path(control_dir, job_id);
     Exchange e = exchange(socket, request, static_cast<int>(std::lround(timeout_s * 1000)));

@@ -5,6 +5,7 @@
 #include "job/MountCommand.hpp"
 #include "job/RunCommand.hpp"
 #include "job/StartCommand.hpp"
+#include "scheduler/JobContext.hpp"
 #include "scheduler/Profile.hpp"
 #include "spec/backend_catalog.hpp"
 
@@ -114,6 +115,12 @@ int job_main(int argc, char **argv)
     start_cmd->add_option("--spec", start.spec,
                           "The user's request: perfhw[:EVENT,...], period=S, " + spec::node_spec_keywords() +
                               " (comma-separated)");
+    start_cmd
+        ->add_option("--context", start.context,
+                     "KEY=VALUE: what the scheduler says of the job, stored in its file (repeatable; keys: " +
+                         sched::context_key_names() + ")")
+        ->expected(1)
+        ->multi_option_policy(CLI::MultiOptionPolicy::TakeAll);
     start_cmd
         ->add_option("--zeromq-uri", start.zeromq_uri,
                      "Collector address, or several comma-separated (default: [node] zeromq-uri of the "

@@ -14,6 +14,7 @@
 #include "node/NodeOptions.hpp"
 #include "node/backends/perfhw/perf_mount.hpp"
 #include "node/delivery/SpoolFlush.hpp"
+#include "scheduler/JobContext.hpp"
 #include "scheduler/Profile.hpp"
 #include "spec/JobSpec.hpp"
 
@@ -154,6 +155,23 @@ bool survives_start(const SamplerRecord &record)
         std::this_thread::sleep_for(std::chrono::milliseconds(20));
     }
     return sampler_alive(record);
+}
+
+// The job's context (--context KEY=VALUE, as the hook read it from its
+// scheduler) as colmet-node --meta arguments. A bad item is logged and left
+// out: the job is sampled all the same.
+std::vector<std::string> context_meta_args(const StartOptions &o)
+{
+    std::vector<std::string> out;
+    for (const auto &item : o.context) {
+        auto parsed = sched::parse_context_item(item);
+        if (!parsed) {
+            spdlog::error("job {}: {}; left out", o.job_id, parsed.error().message());
+            continue;
+        }
+        out.insert(out.end(), {"--meta", parsed->first + "=" + parsed->second});
+    }
+    return out;
 }
 
 int do_start(const StartOptions &o)
@@ -336,6 +354,8 @@ int do_start(const StartOptions &o)
         argv.insert(argv.end(), {"--spool-dir", o.spool_dir});
     if (!o.spec.empty() && o.spec != "true")
         argv.insert(argv.end(), {"--meta", "colmet_spec=" + record.spec});
+    for (auto &a : context_meta_args(o))
+        argv.push_back(std::move(a));
     for (int i = 0; i < o.verbosity + 1 && i < 2; ++i)
         argv.emplace_back("-v");
     for (auto &a : spec::spec_node_args(spec))

@@ -19,13 +19,14 @@ inline constexpr int k_exit_usage = 64;
 struct StartOptions {
     std::string job_id;
     std::string user;
-    std::string cgroup;          // relative job cgroup, as the hook got it (empty: the profile says)
-    std::string scheduler;       // the profile (scheduler/Profile.hpp): "oar", "slurm"
-    std::string find_cgroup;     // the job's level, for colmet-node --find-cgroup (with --cgroup)
-    std::string spec;            // the user's request (oarsub -t colmet=SPEC, srun --colmet=SPEC)
-    std::string zeromq_uri;      // empty: [node] zeromq-uri of the config, else colmet-node's default
-    double period_s = 0;         // 0: [node] sample-period of the config, else colmet-node's default
-    bool enable_perfhw = false;  // site default when the spec says nothing of perfhw
+    std::string cgroup;                // relative job cgroup, as the hook got it (empty: the profile says)
+    std::string scheduler;             // the profile (scheduler/Profile.hpp): "oar", "slurm"
+    std::string find_cgroup;           // the job's level, for colmet-node --find-cgroup (with --cgroup)
+    std::string spec;                  // the user's request (oarsub -t colmet=SPEC, srun --colmet=SPEC)
+    std::vector<std::string> context;  // KEY=VALUE, the job's context (scheduler/JobContext.hpp)
+    std::string zeromq_uri;            // empty: [node] zeromq-uri of the config, else colmet-node's default
+    double period_s = 0;               // 0: [node] sample-period of the config, else colmet-node's default
+    bool enable_perfhw = false;        // site default when the spec says nothing of perfhw
     std::vector<std::string> perfhw_list;
     bool create_cgroup = false;  // create the job's cgroup when the scheduler has not yet
     bool hook = false;           // always exit 0, log only

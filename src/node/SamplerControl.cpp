@@ -10,6 +10,7 @@
 #include "node/NodeOptions.hpp"
 #include "node/control/PerfhwController.hpp"
 
+#include <algorithm>
 #include <chrono>
 #include <cmath>
 #include <limits>
@@ -134,6 +135,21 @@ control::ControlAnswer Sampler::apply(const control::ControlRequest &r)
         spdlog::info("control: perfhw counters {}", paused_after ? "released (paused)" : "reopened (resumed)");
     }
     m_perfhw_paused = paused_after;
+    if (!r.context.empty()) {
+        // Sent with the next message, and kept with the job's own metadata
+        // (sent again after a restart of the sampler's delivery).
+        for (const auto &item : r.context) {
+            auto same = std::find_if(m_config.meta.begin(), m_config.meta.end(),
+                                     [&item](const auto &kv) { return kv.first == item.first; });
+            if (same != m_config.meta.end())
+                same->second = item.second;
+            else
+                m_config.meta.push_back(item);
+            m_pending_meta.push_back(item);
+        }
+        a.changed.push_back("context");
+        spdlog::info("control: job context: {} item(s) added", r.context.size());
+    }
     if (r.sample_now) {
         // At most one extra sample per minimum period, however often asked:
         // a request that comes sooner waits for it (at most 0.1 s).

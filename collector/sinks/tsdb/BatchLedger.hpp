@@ -42,6 +42,7 @@ enum class BatchFate { stored, rejected, dropped };
 struct QueuedSummary {
     JobSummary summary;
     std::string user;
+    std::vector<std::pair<std::string, std::string>> context_labels;  // as TsdbSink's JobInfo
 };
 
 class BatchLedger {

@@ -3,6 +3,7 @@
 #include "collector/sinks/tsdb/SnappyWriter.hpp"
 
 #include <algorithm>
+#include <array>
 #include <atomic>
 #include <charconv>
 #include <cstring>
@@ -12,18 +13,24 @@ namespace colmet::collector::tsdb {
 namespace {
 
 // The labels of a point in name order (both protocols keep it): __name__,
-// cluster, event, host, job_id, user. A message's points share all but the
-// name and event: encoded once by `append(out, key, value)`, into the part
-// before event and the part after it.
+// [account], cluster, event or gpu, host, job_id, [partition], [queue],
+// user. A message's points share all but the name and event: encoded once
+// by `append(out, key, value)`, into the part before event and the part
+// after it.
 template <typename Append>
 void encode_shared_labels(const Labels &l, std::string &before_event, std::string &after_event, Append append)
 {
     before_event.clear();
     after_event.clear();
-    append(before_event, "cluster", l.cluster);
-    append(after_event, "host", l.host);
-    append(after_event, "job_id", l.job_id);
-    append(after_event, "user", l.user);
+    const std::array<Label, 4> fixed{
+        {{"cluster", l.cluster}, {"host", l.host}, {"job_id", l.job_id}, {"user", l.user}}};
+    size_t f = 0;
+    size_t c = 0;
+    while (f < fixed.size() || c < l.context.size()) {
+        const bool take_context = c < l.context.size() && (f == fixed.size() || l.context[c].name < fixed[f].name);
+        const Label &label = take_context ? l.context[c++] : fixed[f++];
+        append(label.name < std::string_view("event") ? before_event : after_event, label.name, label.value);
+    }
 }
 
 // A number for each batch of every encoder: a PreparedSeries' offsets hold

@@ -12,6 +12,7 @@
 #include <cstdint>
 #include <memory>
 #include <optional>
+#include <span>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -22,12 +23,22 @@ enum class Protocol : uint8_t { remote_write, influx };
 std::optional<Protocol> parse_protocol(std::string_view name);  // "remote-write", "influx"
 const char *protocol_name(Protocol p);
 
+struct Label {
+    std::string_view name;
+    std::string_view value;
+};
+
 // The labels of a point besides its name; an empty one is left out.
+// `context`: the job's context labels (account, partition, queue: the
+// labelled keys of scheduler/JobContext.hpp), sorted by name; each name
+// sorts before "event" or after "gpu" (the event labels) and differs from
+// the four above.
 struct Labels {
     std::string_view cluster;
     std::string_view host;
     std::string_view job_id;
     std::string_view user;
+    std::span<const Label> context = {};
 };
 
 // A series' name in an encoder's own form (remote write: its label

@@ -1,5 +1,7 @@
 #include "collector/sinks/tsdb/TsdbSink.hpp"
 
+#include "scheduler/JobContext.hpp"
+
 #include <spdlog/spdlog.h>
 
 #include <algorithm>
@@ -74,14 +76,17 @@ void TsdbSink::consume(const wire::Message &msg, const Delivery &delivery) noexc
         m_now_ns = delivery.received_mono_ns;
         JobInfo &job = m_jobs[msg.job_id];
         job.seen_mono_ns = delivery.received_mono_ns;
-        for (const auto &[key, value] : msg.meta)
+        for (const auto &[key, value] : msg.meta) {
             if (key == "user" && !value.empty())
                 job.user = value;
+            else if (const auto *k = sched::find_context_key(key); k != nullptr && k->label)
+                set_context_label(job, key, value);
+        }
         hdf5::HostAggregate &host = job.hosts[msg.host];
         if (!again)
             hdf5::observe_message(host, msg, delivery.lost);
         host.pending_meta.clear();
-        const Labels job_labels{m_options.cluster, msg.host, msg.job_id, job.user};
+        const Labels job_labels{m_options.cluster, msg.host, msg.job_id, job.user, job.label_view};
         const Labels node_labels{m_options.cluster, msg.host, {}, {}};
         const size_t before = m_encoder->points();
         // The encoder's labels are set when the scope changes, not per point.
@@ -133,16 +138,36 @@ void TsdbSink::consume(const wire::Message &msg, const Delivery &delivery) noexc
     }
 }
 
+void TsdbSink::set_context_label(JobInfo &job, const std::string &key, const std::string &value)
+{
+    auto &labels = job.context_labels;
+    auto at = std::lower_bound(labels.begin(), labels.end(), key,
+                               [](const auto &kv, const std::string &k) { return kv.first < k; });
+    if (at != labels.end() && at->first == key) {
+        if (at->second == value)
+            return;
+        at->second = value;
+    } else {
+        labels.emplace(at, key, value);
+    }
+    job.label_view.clear();
+    for (const auto &[k, v] : labels)
+        job.label_view.push_back({k, v});
+}
+
 void TsdbSink::send_summary(const std::string &job_id, JobInfo &job)
 {
-    add_summary({hdf5::summarize(job_id, job.hosts), job.user});
+    add_summary({hdf5::summarize(job_id, job.hosts), job.user, job.context_labels});
     job.hosts.clear();  // a host that sends after this starts a new summary
 }
 
 void TsdbSink::add_summary(QueuedSummary summary)
 {
     const JobSummary &s = summary.summary;
-    m_encoder->labels({m_options.cluster, {}, s.job_id, summary.user});
+    std::vector<Label> context;
+    for (const auto &[key, value] : summary.context_labels)
+        context.push_back({key, value});
+    m_encoder->labels({m_options.cluster, {}, s.job_id, summary.user, context});
     for (const auto &number : summary_numbers(s))
         if (std::isfinite(number.value))
             m_encoder->add(SeriesName{"colmet_job", number.metric, {}}, number.value, s.ended_ns);

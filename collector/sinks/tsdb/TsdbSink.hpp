@@ -3,7 +3,9 @@
 // Thanos, Mimir, InfluxDB), beside or instead of the HDF5 files.
 //
 // Points are named as Naming.hpp says, labelled job_id, user, host and
-// cluster (node-scope backends: host and cluster only, and one reading per
+// cluster, and the job's context labels when its metadata has them
+// (account, partition, queue: scheduler/JobContext.hpp)
+// (node-scope backends: host and cluster only, and one reading per
 // host every half period, whichever job's sampler sent it first, however
 // many jobs share the node), stamped with the
 // sample's own time (milliseconds for remote write, nanoseconds for
@@ -86,9 +88,14 @@ private:
 
     struct JobInfo {
         std::string user;
+        // The job's context labels (scheduler/JobContext.hpp), sorted by
+        // key, from its metadata; `label_view` points into them.
+        std::vector<std::pair<std::string, std::string>> context_labels;
+        std::vector<Label> label_view;
         int64_t seen_mono_ns = 0;
         hdf5::HostMap hosts;  // what the summary needs, as the HDF5 sink keeps it
     };
+    static void set_context_label(JobInfo &job, const std::string &key, const std::string &value);
     void send_summary(const std::string &job_id, JobInfo &job);
     void add_summary(QueuedSummary summary);
     void settle_answers();

@@ -2,6 +2,7 @@
 
 #include "common/names.hpp"
 #include "node/control/ControlDecoding.hpp"
+#include "scheduler/JobContext.hpp"
 #include "spec/event_list.hpp"
 #include "wire/msgpack_pack.hpp"
 #include "wire/rules.hpp"
@@ -104,13 +105,41 @@ ControlAnswer ControlAnswer::reject(Rejection code, std::string reason)
     return a;
 }
 
+namespace {
+
+// "context": a map of the job's context, KEY -> VALUE, each item as
+// colmet-job start --context takes it.
+Result<std::vector<std::pair<std::string, std::string>>> decode_context(const object &v)
+{
+    if (v.type != type::MAP || v.via.map.size == 0 || v.via.map.size > sched::context_keys().size())
+        return Error::invalid("context: expected a map of 1 to " + std::to_string(sched::context_keys().size()) +
+                              " KEY: VALUE strings");
+    std::vector<std::pair<std::string, std::string>> out;
+    const KeyRules rules{Error::invalid, "context: keys must be strings", "context: "};
+    auto walked = for_each_entry(v, rules, [&](std::string_view key, const object &value) -> Result<void> {
+        auto text = as_str(value);
+        if (!text)
+            return Error::invalid("context " + shown_key(key) + ": expected a string");
+        auto item = sched::parse_context_item(std::string(key) + "=" + std::string(*text));
+        if (!item)
+            return item.error();
+        out.push_back(std::move(*item));
+        return ok();
+    });
+    if (!walked)
+        return walked.error();
+    return out;
+}
+
+}  // namespace
+
 std::string encode_request(const ControlRequest &r)
 {
     std::string out;
     StringWriter w{out};
     Packer pk(w);
     uint32_t n = 1 + (r.job_id ? 1 : 0) + (r.period_s ? 1 : 0) + (r.perfhw_events ? 1 : 0) +
-                 (r.perfhw != PerfhwAction::none ? 1 : 0) + (r.sample_now ? 1 : 0);
+                 (r.perfhw != PerfhwAction::none ? 1 : 0) + (r.sample_now ? 1 : 0) + (r.context.empty() ? 0 : 1);
     pk.pack_map(n);
     pack::str(pk, "v");
     pk.pack_uint32(k_control_version);
@@ -133,6 +162,14 @@ std::string encode_request(const ControlRequest &r)
     if (r.sample_now) {
         pack::str(pk, "sample_now");
         pk.pack_true();
+    }
+    if (!r.context.empty()) {
+        pack::str(pk, "context");
+        pk.pack_map(static_cast<uint32_t>(r.context.size()));
+        for (const auto &[key, value] : r.context) {
+            pack::str(pk, key);
+            pack::str(pk, value);
+        }
     }
     return out;
 }
@@ -184,6 +221,11 @@ Result<ControlRequest> decode_request(std::string_view body)
             if (v.type != type::BOOLEAN)
                 return Error::invalid("sample_now: expected true or false");
             r.sample_now = v.via.boolean;
+        } else if (key == "context") {
+            auto context = decode_context(v);
+            if (!context)
+                return context.error();
+            r.context = std::move(*context);
         } else {
             return Error::invalid("unknown key \"" + shown_key(key) + "\"");
         }

@@ -13,6 +13,7 @@
 #include <optional>
 #include <string>
 #include <string_view>
+#include <utility>
 #include <vector>
 
 namespace colmet::node::control {
@@ -37,6 +38,10 @@ struct ControlRequest {
     // Take and send one sample now, after the other changes (the Slurm
     // plugin asks for it when a step ends, before Slurm removes the cgroups).
     bool sample_now = false;
+    // The job's context, added to its metadata (scheduler/JobContext.hpp's
+    // keys; the Slurm plugin sends what a step learns). Root only: the
+    // server refuses it from the job's owner.
+    std::vector<std::pair<std::string, std::string>> context;
 
     bool operator==(const ControlRequest &) const = default;
 };
@@ -78,7 +83,9 @@ struct ControlAnswer {
 
 // Bodies (msgpack maps, without the frame header).
 std::string encode_request(const ControlRequest &request);
-// Strict: unknown or repeated keys, wrong types, v != 1, a period outside
+// Strict: unknown or repeated keys, wrong types, v != 1, a context that is
+// not a map of known keys to valid values (sched::parse_context_item), or
+// holds more than sched::context_keys().size() entries, a period outside
 // 0.1..3600 s or not finite, an empty or oversized event list, a bad or
 // duplicate event name, an unknown perfhw action are Errc::invalid (or
 // Errc::parse for bytes that are not one msgpack map) naming the field.

@@ -205,6 +205,7 @@ void ControlServer::accept_all(int64_t now_ns)
         }
         auto c = std::make_unique<Connection>();
         c->fd = std::move(fd);
+        c->peer_uid = cred.uid;
         c->deadline = now_ns + m_options.deadline_ns;
         m_conns.push_back(std::move(c));
     }
@@ -249,6 +250,9 @@ void ControlServer::read_request(Connection &c, const Handler &handler)
             if (!request)
                 answer(c, with_state(
                               ControlAnswer::reject(Rejection::invalid, "bad request: " + request.error().message())));
+            else if (!request->context.empty() && c.peer_uid != 0)
+                answer(c, with_state(ControlAnswer::reject(Rejection::permission,
+                                                           "permission denied: only root may set the job's context")));
             else
                 answer(c, handler(*request));
             return;

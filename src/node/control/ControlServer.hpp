@@ -76,6 +76,7 @@ public:
 private:
     struct Connection {
         UniqueFd fd;
+        uid_t peer_uid = 0;
         int64_t deadline = 0;
         FrameReader reader;
         std::string out;  // the framed answer, once there is one

@@ -165,7 +165,7 @@ EOF
 chmod 755 "$workload"
 SPEC="perfhw:task_clock,page_faults,period=1"
 
-JA=$(submit -t colmet -l core=1,walltime=0:05:00 "$workload 3") || die "oarsub -t colmet"
+JA=$(submit -t colmet -n colmet_probe --project physics -O "/home/$TUSER/OAR.%jobid%.stdout" -E "/home/$TUSER/OAR.%jobid%.stderr" -l core=1,walltime=0:05:00 "$workload 3") || die "oarsub -t colmet"
 JB=$(submit -t "colmet=$SPEC" -l core=1,walltime=0:05:00 "$workload 2") || die "oarsub -t colmet=$SPEC"
 JC=$(submit -l core=1,walltime=0:05:00 "$workload 1") || die "oarsub without colmet"
 JD=$(submit -t colmet -l core=1,walltime=0:05:00 "$workload 100") || die "oarsub -t colmet (to oardel)"
@@ -261,6 +261,11 @@ for j in $JA $JB; do
     [ "$cpu" = "$(h5 "$F" 'last("cgroup_cpu", "usage")')" ]
   check "job $j: user $TUSER" [ "$(h5 "$F" 'attr("user")')" = "$TUSER" ]
 done
+# The job's context, as OAR's JRM hands it over (oarsub -n, --project, walltime, core=1).
+F=$WORK/h5/$JA.h5
+context=$([ -f "$F" ] && h5 "$F" '"|".join(str(f["hosts"][host].attrs.get(k, "-")) for k in ("job_name", "project", "time_limit_s", "job_nodes", "job_cpus"))' 2>&1)
+check "job $JA: its context from OAR, name|project|walltime|nodes|CPUs ($context)" \
+  [ "$context" = "colmet_probe|physics|300|1|1" ]
 F=$WORK/h5/$JB.h5
 if [ -f "$F" ]; then
   events=$(h5 "$F" '",".join(names("perfhw"))')

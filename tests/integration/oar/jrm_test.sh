@@ -66,7 +66,7 @@ hash() {
                      { type => "default", network_address => "localhost", resource_id => 2, cpuset => 1 } ],
       node_file_db_fields => "network_address", node_file_db_fields_distinct_values => "resource_id",
       array_id => $ENV{JOBID}, array_index => 1, stdout_file => "OAR.%jobid%.stdout",
-      stderr_file => "OAR.%jobid%.stderr", launching_directory => "/tmp", job_name => "",
+      stderr_file => "OAR.%jobid%.stderr", launching_directory => "/tmp", job_name => "probe\tjob\n",
       walltime_seconds => 300, walltime => "0:05:00", project => "default", log_level => 3,
     });'
 }
@@ -182,7 +182,8 @@ check "job without the type: JRM clean exits 0" [ $? -eq 0 ]
 # a second scratch /etc/oar. The package's JRM (no colmet hooks) makes the job's
 # cgroups; the prologue and epilogue run as oar inside them, as oarexec runs them
 # (oarsh_shell with OAR_CPUSET), with the job id, user and node file as arguments.
-# oarstat is replaced by a stub that prints the job's types as `oarstat -J` does.
+# oarstat is replaced by a stub that prints the job's types and context as
+# `oarstat -f -J` does (OAR::Stat::get_job_data's keys; a newline in the name).
 ETC2=$WORK/etc2
 mkdir -p "$ETC2" "$WORK/fakebin"
 cp -p /etc/oar/oar.conf "$ETC2/"
@@ -191,8 +192,11 @@ bash "$SRC/hooks/oar/install.sh" --etc-dir "$ETC2" --state-dir "$WORK/state2" --
   --log-file "$COLMET_LOG" >/dev/null || fail "install.sh --prologue-epilogue"
 cat > "$WORK/fakebin/oarstat" <<'EOF'
 #!/bin/sh
-# oarstat -J -j ID
-printf '{"%s":{"types":["besteffort","colmet=perfhw:task_clock,page_faults"]}}\n' "$3"
+# oarstat -f -J -j ID
+[ "$1 $2 $3" = "-f -J -j" ] || exit 3
+printf '{"%s":{"Job_Id":%s,"name":"probe\\njob","queue":"default","project":"physics","walltime":300,' "$4" "$4"
+printf '"submissionTime":1765000000,"startTime":1765000042,"assigned_resources":[1,2],'
+printf '"assigned_network_address":["localhost"],"state":"Launching","types":["besteffort","colmet=perfhw:task_clock,page_faults"]}}\n'
 EOF
 chmod 755 "$WORK/fakebin/oarstat"
 PJOB=$((JOB + 20))
@@ -243,6 +247,10 @@ sleep 1
 as_oarexec "$PJOB" "$ETC2/colmet_epilogue $PJOB $TUSER /var/lib/oar/$PJOB"
 check "epilogue exits 0" [ $? -eq 0 ]
 check "the epilogue stopped the sampler" [ ! -e "$RUN/$PJOB.pid" ]
+PF="$WORK/h5/$PJOB.h5"
+for i in $(seq 50); do [ -f "$PF" ] && h5 "$PF" 'attr("queue")' >/dev/null 2>&1 && break; sleep 0.1; done
+check "prologue job: the job's context from oarstat -f -J: name, queue, project, walltime, times, nodes, CPUs" \
+  [ "$(h5 "$PF" '"|".join(attr(k) for k in ("job_name", "queue", "project", "time_limit_s", "submit_time", "start_time", "job_nodes", "job_cpus"))' 2>&1)" = "probe job|default|physics|300|1765000000|1765000042|1|2" ]
 [ -z "$ppid_" ] || check "the prologue's sampler is gone" gone "$ppid_"
 check "the epilogue removed the busy perf_event cgroup colmet-job made" [ ! -d "$CGROOT/perf_event/oar/$PNAME" ]
 jrm clean "$PJOB" "{ colmet => 'perfhw:task_clock,page_faults' }"
@@ -279,6 +287,9 @@ if [ -f "$F" ]; then
   check "page_faults stored" [ "$(h5 "$F" '"page_faults" in names("perfhw")')" = True ]
   check "the user is $TUSER" [ "$(h5 "$F" 'attr("user")')" = "$TUSER" ]
   check "the cgroup is /oar/$NAME" [ "$(h5 "$F" 'attr("cgroup")')" = "/oar/$NAME" ]
+  # The job's context from the JRM's hash (a tab and a newline in its name).
+  check "the job's context: name, project, walltime, nodes and CPUs" \
+    [ "$(h5 "$F" '"|".join(attr(k) for k in ("job_name", "project", "time_limit_s", "job_nodes", "job_cpus"))')" = "probe job|default|300|1|2" ]
   stored_spec=$(h5 "$F" 'attr("colmet_spec")')
   check "the spec is stored ($stored_spec)" grep -q "perfhw:task_clock,page_faults" <<< "$stored_spec"
 fi

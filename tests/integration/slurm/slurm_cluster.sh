@@ -247,7 +247,7 @@ FirstJobId=$FIRST_JOB_ID
 PrologFlags=$PROLOG_FLAGS
 PlugStackConfig=$2
 $SLURMD_PARAMETERS
-NodeName=localhost NodeAddr=127.0.0.1 CPUs=$NCPUS State=UNKNOWN
+NodeName=localhost NodeAddr=127.0.0.1 CPUs=$NCPUS RealMemory=256 State=UNKNOWN
 PartitionName=debug Nodes=localhost Default=YES MaxTime=INFINITE State=UP OverSubscribe=YES
 CONF
     # Read by the cgroup plugins only; cores confined. v1 on a hybrid host;
@@ -523,10 +523,15 @@ fi
 
 # --- 4. sbatch -W --colmet --wrap -----------------------------------------------------
 log "sbatch -W --colmet"
-J2=$(as_user sbatch -W --parsable --colmet -o "$T/work/sbatch-%j.out" --wrap "$(task_cmd 2)")
+J2=$(as_user sbatch -W --parsable --colmet -J "colmet probe" --mem=100 -o "$T/work/sbatch-%j.out" --wrap "$(task_cmd 2)")
 rc=$?
 check "sbatch -W --colmet exits 0" [ "$rc" -eq 0 ]
 check_job_file "$J2" "$(job_truth "$J2" batch)"
+# The job's context: partition, nodes and CPUs from the prolog's environment,
+# the name and memory from the batch step (colmet-ctl --context).
+context=$(h5 "$T/h5/$J2.h5" '"|".join(str(host().attrs.get(k, "-")) for k in ("job_name", "partition", "job_nodes", "host_memory_mib", "job_cpus"))' 2>&1)
+check "sbatch job $J2: its context from Slurm, name|partition|nodes|memory|CPUs ($context)" \
+    grep -qE '^colmet probe\|debug\|1\|100\|[1-9][0-9]*$' <<<"$context"
 
 # --- 4b. salloc --colmet with an srun step ------------------------------------------------
 log "salloc --colmet"

@@ -30,9 +30,43 @@ TEST(ControlRequestTest, round_trips_every_field)
     r.perfhw_events = std::vector<std::string>{"task_clock", "page_faults"};
     r.perfhw = PerfhwAction::pause;
     r.sample_now = true;
+    r.context = {{"job_name", "run 7"}, {"host_memory_mib", "2048"}};
     auto back = decode_request(encode_request(r));
     ASSERT_TRUE(back) << back.error().message();
     EXPECT_EQ(*back, r);
+}
+
+TEST(ControlRequestTest, rejects_a_bad_context_naming_it)
+{
+    auto rejection = [](const std::string &body) { return error_of(decode_request(body)); };
+    auto with_context = [](const std::vector<std::pair<std::string, std::string>> &items) {
+        ControlRequest r;
+        r.context = items;
+        return encode_request(r);
+    };
+    EXPECT_EQ(rejection(with_context({{"colour", "blue"}})).substr(0, 32), "context 'colour=blue': unknown k");
+    EXPECT_EQ(rejection(with_context({{"job_nodes", "many"}})),
+              "context job_nodes 'many': expected a non-negative whole number");
+    EXPECT_EQ(rejection(with_context({{"job_name", "\n"}})), "context job_name: empty value");
+    EXPECT_EQ(rejection(with_context({{"account", "a"}, {"account", "b"}})), "context: key \"account\" given twice");
+    std::vector<std::pair<std::string, std::string>> many;
+    many.reserve(13);
+    for (int i = 0; i < 13; ++i)
+        many.emplace_back("job_name", "x");
+    EXPECT_EQ(rejection(with_context(many)).substr(0, 36), "context: expected a map of 1 to 12 K");
+    // {"v": 1, "context": {}} and {"v": 1, "context": ["x"]} and {"v": 1, "context": {"job_name": 1}}
+    EXPECT_EQ(rejection(std::string("\x82\xa1v\x01\xa7"
+                                    "context\x80",
+                                    13))
+                  .substr(0, 26),
+              "context: expected a map of");
+    EXPECT_EQ(rejection("\x82\xa1v\x01\xa7"
+                        "context\x91\xa1x")
+                  .substr(0, 26),
+              "context: expected a map of");
+    EXPECT_EQ(rejection("\x82\xa1v\x01\xa7"
+                        "context\x81\xa8job_name\x01"),
+              "context job_name: expected a string");
 }
 
 TEST(ControlRequestTest, sample_now_must_be_a_boolean)

@@ -355,3 +355,39 @@ TEST_F(ControlServerTest, refuses_a_peer_that_is_neither_root_nor_the_owner)
     EXPECT_EQ(as_user(64000), 0);
     EXPECT_EQ(loop.handled, 1);
 }
+
+TEST_F(ControlServerTest, only_root_may_set_the_job_context)
+{
+    if (::geteuid() != 0)
+        GTEST_SKIP() << "needs root to connect as the job's owner";
+    auto o = options();
+    o.owner_uid = 64000;
+    auto server = ControlServer::open(o);
+    ASSERT_TRUE(server) << server.error().message();
+    auto path = (*server)->path();
+    ServerLoop loop(**server);
+    for (auto p = path.parent_path(); p != tree.root().parent_path(); p = p.parent_path())
+        ::chmod(p.c_str(), 0755);
+    ControlRequest request;
+    request.context = {{"account", "physics"}};
+    pid_t child = fork();
+    if (child == 0) {
+        if (setresgid(64000, 64000, 64000) != 0 || setresuid(64000, 64000, 64000) != 0)
+            _exit(90);
+        auto e = ctl::exchange(path, request, 2000);
+        // Refused, with the state (the owner may see it) and nothing applied.
+        if (!e.error && !e.answer->accepted && e.answer->code == Rejection::permission && e.answer->state &&
+            e.answer->reason.find("only root may set the job's context") != std::string::npos)
+            _exit(0);
+        _exit(1);
+    }
+    int status = 0;
+    waitpid(child, &status, 0);
+    EXPECT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 0) << status;
+    EXPECT_EQ(loop.handled, 1);  // the state query of the refusal, not the request
+    EXPECT_TRUE(loop.last.context.empty());
+    auto e = ctl::exchange(path, request, 2000);
+    ASSERT_FALSE(e.error);
+    EXPECT_TRUE(e.answer->accepted);
+    EXPECT_EQ(loop.last.context, request.context);
+}

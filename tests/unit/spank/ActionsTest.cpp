@@ -39,7 +39,7 @@ protected:
     FakeTree m_tree;
     PluginConfig m_config;
     Captured m_log;
-    JobRef m_job{42, 1001, "alice"};
+    JobRef m_job{42, 1001, "alice", {}};
 };
 
 }  // namespace
@@ -94,7 +94,7 @@ TEST_F(ActionsTest, site_mode_samples_jobs_without_the_option_with_the_site_metr
     job_prolog(m_config, m_job, std::nullopt, m_log.log());
     EXPECT_EQ(read_marker(run_dir(), 42).value_or("?"), "perfhw");
     ASSERT_EQ(test::fake_calls(m_tree).size(), 1U);
-    job_prolog(m_config, JobRef{43, 1001, "alice"}, UserChoice{Request::off, ""}, m_log.log());
+    job_prolog(m_config, JobRef{43, 1001, "alice", {}}, UserChoice{Request::off, ""}, m_log.log());
     EXPECT_EQ(test::fake_calls(m_tree).size(), 1U);
 }
 
@@ -188,7 +188,7 @@ TEST_F(ActionsTest, special_steps_and_unsampled_jobs_get_no_step_sampler)
     m_config.steps = false;
     EXPECT_FALSE(step_start(m_config, m_job, 1, std::nullopt, m_log.log()).step_sampler);
     m_config.steps = true;
-    StepState other = step_start(m_config, JobRef{77, 1001, "alice"}, 0, std::nullopt, m_log.log());
+    StepState other = step_start(m_config, JobRef{77, 1001, "alice", {}}, 0, std::nullopt, m_log.log());
     EXPECT_FALSE(other.job_sampled);
     EXPECT_FALSE(other.step_sampler);
     EXPECT_TRUE(test::fake_calls(m_tree).empty());
@@ -230,4 +230,39 @@ TEST_F(ActionsTest, task_attach_writes_into_the_step_directories)
     std::string none;
     again >> none;
     EXPECT_EQ(none, "");
+}
+
+TEST_F(ActionsTest, the_prolog_passes_the_job_context_and_the_first_named_step_sends_its_own)
+{
+    m_config.colmet_ctl = m_config.colmet_job;  // the fake records both
+    JobRef job = m_job;
+    job.context = {{"partition", "debug"}, {"job_nodes", "1"}};
+    job_prolog(m_config, job, UserChoice{}, m_log.log());
+    Calls calls = test::fake_calls(m_tree);
+    ASSERT_EQ(calls.size(), 1U);
+    EXPECT_NE(calls[0].find(" --context partition=debug --context job_nodes=1 -- --meta slurm_job_id=42"),
+              std::string::npos)
+        << calls[0];
+
+    // The extern step knows no name: it sends what it has, and claims nothing.
+    JobRef step = m_job;
+    step.context = {{"host_memory_mib", "512"}};
+    step_start(m_config, step, 0xfffffffcU, std::nullopt, m_log.log());
+    calls = test::fake_calls(m_tree);
+    ASSERT_EQ(calls.size(), 2U);
+    EXPECT_EQ(calls[1], "--job-id 42 --control-dir " + run_dir() + " --timeout 3 --context host_memory_mib=512");
+    // The batch step has the name: sent once, whatever steps follow.
+    step.context = {{"job_name", "my run"}, {"host_memory_mib", "512"}};
+    step_start(m_config, step, 0xfffffffbU, std::nullopt, m_log.log());
+    step_start(m_config, step, 0xfffffffbU, std::nullopt, m_log.log());
+    calls = test::fake_calls(m_tree);
+    ASSERT_EQ(calls.size(), 3U);
+    EXPECT_EQ(calls[2], "--job-id 42 --control-dir " + run_dir() +
+                            " --timeout 3 --context job_name=my run --context host_memory_mib=512");
+    // A job that is not sampled gets nothing; the epilog removes the claim.
+    step_start(m_config, JobRef{77, 1001, "alice", {{"job_name", "x"}}}, 0xfffffffbU, std::nullopt, m_log.log());
+    EXPECT_EQ(test::fake_calls(m_tree).size(), 3U);
+    job_epilog(m_config, 42, m_log.log());
+    EXPECT_TRUE(claim_context(run_dir(), 42));  // gone with the marker: claimable again
+    EXPECT_TRUE(m_log.error.empty());
 }

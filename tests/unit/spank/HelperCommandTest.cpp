@@ -23,7 +23,7 @@ TEST(HelperCommandTest, ids_and_cgroups)
 {
     EXPECT_EQ(sampler_id(42), "42");
     EXPECT_EQ(sampler_id(42, 3), "42.3");
-    JobRef job{42, 1001, "alice"};
+    JobRef job{42, 1001, "alice", {}};
     // colmet's perf_event directories; Slurm's own are found from the tasks.
     EXPECT_EQ(job_cgroup(job), "/slurm/uid_1001/job_42");
     EXPECT_EQ(step_cgroup(job, 0), "/slurm/uid_1001/job_42/step_0");
@@ -31,7 +31,7 @@ TEST(HelperCommandTest, ids_and_cgroups)
 
 TEST(HelperCommandTest, job_start_minimal)
 {
-    JobRef job{42, 1001, "alice"};
+    JobRef job{42, 1001, "alice", {}};
     EXPECT_EQ(
         job_start_command(config(), job, ""),
         (Argv{"/usr/sbin/colmet-job", "start", "--job-id", "42", "--user", "alice", "--scheduler", "slurm", "--hook",
@@ -44,7 +44,7 @@ TEST(HelperCommandTest, job_start_with_everything)
     c.collector = "tcp://c:5556";
     c.period = 0.5;
     c.log_file = "/var/log/colmet-job.log";
-    JobRef job{42, 1001, "alice"};
+    JobRef job{42, 1001, "alice", {}};
     EXPECT_EQ(job_start_command(c, job, "perfhw"), (Argv{"/usr/sbin/colmet-job",
                                                          "start",
                                                          "--job-id",
@@ -73,7 +73,7 @@ TEST(HelperCommandTest, job_start_with_everything)
 
 TEST(HelperCommandTest, step_start_names_the_step)
 {
-    JobRef job{42, 1001, "alice"};
+    JobRef job{42, 1001, "alice", {}};
     EXPECT_EQ(step_start_command(config(), job, 3, "period=1"), (Argv{"/usr/sbin/colmet-job",
                                                                       "start",
                                                                       "--job-id",
@@ -108,6 +108,6 @@ TEST(HelperCommandTest, stop)
     ASSERT_GE(with_spool.size(), 2u);
     EXPECT_EQ(with_spool[with_spool.size() - 2], "--spool-dir");
     EXPECT_EQ(with_spool.back(), "/var/spool/site");
-    const Argv start = job_start_command(c, JobRef{42, 1001, "alice"}, "");
+    const Argv start = job_start_command(c, JobRef{42, 1001, "alice", {}}, "");
     EXPECT_NE(std::find(start.begin(), start.end(), "/var/spool/site"), start.end());
 }

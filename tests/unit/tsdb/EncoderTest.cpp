@@ -3,11 +3,13 @@
 #include "collector/sinks/tsdb/Encoder.hpp"
 
 #include "remote.pb.h"
+#include "scheduler/JobContext.hpp"
 
 #include <gtest/gtest.h>
 #include <snappy.h>
 
 #include <algorithm>
+#include <array>
 #include <cmath>
 #include <tuple>
 
@@ -226,6 +228,41 @@ TEST(EncoderTest, line_protocol_lines_round_trip_values_and_escape_labels)
     e->labels({"", "h", "1", ""});
     e->add(ev, 7, 1);
     EXPECT_EQ(e->take(), "colmet_perfhw,event=page_faults,host=h,job_id=1 count_total=7 1\n");
+}
+
+TEST(EncoderTest, context_labels_go_in_name_order_in_both_protocols)
+{
+    const std::array<Label, 3> context{{{"account", "physics"}, {"partition", "gpu a"}, {"queue", ""}}};
+    const SeriesName ev = series_name("perfhw", {"page_faults", "1", wire::MetricKind::counter});
+    auto rw = make_encoder(Protocol::remote_write);
+    rw->labels({"ci", "h", "42", "alice", context});
+    rw->add(ev, 7, k_t);
+    const auto req = decode(rw->take());
+    ASSERT_EQ(req.timeseries_size(), 1);
+    std::vector<std::string> names;
+    for (const auto &l : req.timeseries(0).labels())
+        names.push_back(l.name() + "=" + l.value());
+    EXPECT_EQ(names,
+              (std::vector<std::string>{"__name__=colmet_perfhw_count_total", "account=physics", "cluster=ci",
+                                        "event=page_faults", "host=h", "job_id=42", "partition=gpu a", "user=alice"}));
+    auto influx = make_encoder(Protocol::influx);
+    influx->labels({"", "h", "42", "alice", context});
+    influx->add(ev, 7, 1);
+    EXPECT_EQ(influx->take(),
+              "colmet_perfhw,account=physics,event=page_faults,host=h,job_id=42,partition=gpu\\ a,user=alice "
+              "count_total=7 1\n");
+}
+
+TEST(EncoderTest, the_context_label_keys_fit_the_encoders_order)
+{
+    // Labels::context's rule: before "event" or after "gpu", none of the four fixed names.
+    for (const auto &k : sched::context_keys()) {
+        if (!k.label)
+            continue;
+        EXPECT_TRUE(k.key < std::string_view("event") || k.key > std::string_view("gpu")) << k.key;
+        for (std::string_view fixed : {"cluster", "host", "job_id", "user", "__name__"})
+            EXPECT_NE(k.key, fixed);
+    }
 }
 
 TEST(EncoderTest, protocol_names)

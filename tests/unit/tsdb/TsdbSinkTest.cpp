@@ -97,6 +97,30 @@ TEST(TsdbSinkTest, values_become_points_with_the_jobs_labels_and_nan_is_no_point
     EXPECT_EQ(c.points, std::vector<uint64_t>{5});
 }
 
+TEST(TsdbSinkTest, the_jobs_context_labels_its_points_and_summary_and_other_keys_do_not)
+{
+    Captured c;
+    auto s = sink(c);
+    auto start = message(MessageKind::job_start, "8", "n1", 10 * k_s, {cpu(0.5, 0.25)});
+    start.meta = {{"user", "alice"}, {"partition", "gpu"}, {"job_name", "run 1"}, {"time_limit_s", "600"}};
+    s->consume(start, {0, 1});
+    // A key that comes later (a step's colmet-ctl --context) labels what follows.
+    auto later = message(MessageKind::sample, "8", "n1", 11 * k_s, {cpu(1, 0.5)});
+    later.meta = {{"account", "physics"}};
+    s->consume(later, {0, 2});
+    s->consume(message(MessageKind::job_end, "8", "n1", 12 * k_s, {cpu(1.5, 1)}), {0, 3});
+    s->close_all();
+    const std::string all = c.all();
+    for (const char *line :
+         {"colmet_cgroup_cpu,host=n1,job_id=8,partition=gpu,user=alice usage_seconds_total=0.5 10000000000\n",
+          "colmet_cgroup_cpu,account=physics,host=n1,job_id=8,partition=gpu,user=alice usage_seconds_total=1 "
+          "11000000000\n",
+          "colmet_job,account=physics,job_id=8,partition=gpu,user=alice duration_seconds=2 12000000000\n"})
+        EXPECT_NE(all.find(line), std::string::npos) << line << "in\n" << all;
+    EXPECT_EQ(all.find("job_name"), std::string::npos);  // not a label: high cardinality
+    EXPECT_EQ(all.find("time_limit"), std::string::npos);
+}
+
 TEST(TsdbSinkTest, node_values_are_written_once_per_host_and_time_without_job_labels)
 {
     Captured c;
