@@ -7,6 +7,7 @@
 // same bytes fed to FrameReader in pieces must never be read past the
 // frame, and a complete frame's body is its declared length.
 #include "node/control/ControlProtocol.hpp"
+#include "scheduler/JobContext.hpp"
 #include "spec/event_list.hpp"
 
 #include <algorithm>
@@ -25,6 +26,12 @@ void check_request(const ControlRequest &r)
         std::abort();
     if (r.perfhw_events && (r.perfhw_events->empty() || r.perfhw_events->size() > colmet::spec::k_max_events))
         std::abort();
+    // Only known keys, values as colmet-job start --context takes them.
+    for (const auto &[key, value] : r.context) {
+        auto item = colmet::sched::parse_context_item(key + "=" + value);
+        if (!item || item->second != value || r.context.size() > colmet::sched::context_keys().size())
+            std::abort();
+    }
 }
 
 void request_round_trip(std::string_view bytes)
