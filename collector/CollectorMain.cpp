@@ -196,6 +196,34 @@ void add_options(CLI::App &app, CollectorOptions &o)
                    "On-job-end commands run at once at most; the jobs beyond wait (1000 at most, then dropped)")
         ->check(CLI::Range(1, 256))
         ->capture_default_str();
+    flags::FlagRules &rules = o.hdf5.flag_rules;
+    app.add_option("--flag-cpu-efficiency", rules.cpu_efficiency,
+                   "Flag low_cpu_efficiency: CPU efficiency below this over a --flag-window, or over a whole job at "
+                   "least that long (0 = off)")
+        ->check(CLI::Range(0.0, 1.0))
+        ->capture_default_str();
+    app.add_option("--flag-window", rules.window_s,
+                   "Seconds of the windows the CPU and GPU flags judge a running job over")
+        ->check(CLI::Range(1.0, 604800.0))
+        ->capture_default_str();
+    app.add_option("--flag-memory-fraction", rules.memory_fraction,
+                   "Flag memory_unused: a host's peak memory below this fraction of the memory the job asked for "
+                   "there (0 = off)")
+        ->check(CLI::Range(0.0, 1.0))
+        ->capture_default_str();
+    app.add_option("--flag-memory-min", rules.memory_min_mib,
+                   "MiB a job must have asked for on a host for memory_unused to judge it")
+        ->check(CLI::Range(0.0, 1e9))
+        ->capture_default_str();
+    app.add_option("--flag-gpu-utilisation", rules.gpu_utilisation,
+                   "Flag gpu_idle: mean GPU utilisation below this over a --flag-window, or a whole job (0 = off)")
+        ->check(CLI::Range(0.0, 1.0))
+        ->capture_default_str();
+    app.add_option("--flag-silence", rules.silence_s,
+                   "Flag stopped_sending: a host of a running job silent this many seconds, and at least 3 of its "
+                   "periods (0 = off)")
+        ->check(CLI::Range(0.0, 604800.0))
+        ->capture_default_str();
     app.add_flag("--allow-root", o.allow_root,
                  "Run even as root (the collector needs no privilege: run it as its own user, as "
                  "colmet-collector.service does)");
@@ -327,6 +355,7 @@ int collector_main(int argc, char **argv)
         sinks.push_back(std::move(*sink));
     }
     if (!o.tsdb.http.url.empty()) {
+        o.tsdb.flag_rules = o.hdf5.flag_rules;
         auto sink = tsdb::TsdbSink::make(o.tsdb);
         if (!sink) {
             spdlog::critical("{}", sink.error().message());

@@ -218,6 +218,9 @@ class Job:
                     host = Host(self, group, read_attrs(g), backends)
                     self._hosts[host.name] = host
                 self.summary = read_attrs(f["summary"]) if "summary" in f else {}
+                raw = read_attrs(f["flags"]) if isinstance(f.get("flags"), h5py.Group) else {}
+                self._flags = {name: (str(text), timestamp(raw.get(name + "_since_ns")))
+                               for name, text in raw.items() if not name.endswith("_since_ns")}
             except (OSError, KeyError, ValueError, RuntimeError) as e:
                 raise FileError(f"{self.path}: damaged colmet job file ({_reason(e)})") from None
         self.job_id = str(self.attrs.get("job_id", os.path.basename(self.path)))
@@ -301,6 +304,13 @@ class Job:
     @property
     def scheduler(self):
         return _scheduler(self._hosts.values())
+
+    @property
+    def flags(self):
+        """The waste flags the collector raised for the job (its /flags group,
+        colmet-collector(8), "Waste flags"): {name: (text, since)} with
+        since a UTC pandas Timestamp; {} when none was raised."""
+        return dict(self._flags)
 
     @property
     def context(self):

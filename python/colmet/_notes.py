@@ -150,6 +150,8 @@ def notes(job, digest, fig):
 
     if job.cgroup_warning:
         out.append(Note("warn", f"The sampler warned: {job.cgroup_warning}", "cgroup_warning in the file"))
+    for name, (text, _since) in sorted(job.flags.items()):
+        out.append(Note("warn", f"The collector flagged this job ({name}): {text}.", f"flag {name} in /flags"))
     few = [h for h, f in digest.hosts.items() if f.rows < 3]
     if few:
         out.append(Note("info", f"Too few samples for rates on {_list(few)} (fewer than 3): a job shorter "

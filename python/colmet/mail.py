@@ -46,6 +46,10 @@ def read_summary(text):
     for key in ("user", "file", "cgroup_warning"):
         if data.get(key) is not None and not isinstance(data[key], str):
             raise SummaryError(f"job {job_id}: {key!r} is not text")
+    flags = data.get("flags", [])
+    if not isinstance(flags, list) or not all(isinstance(f, dict) and isinstance(f.get("name"), str)
+                                              and isinstance(f.get("text"), str) for f in flags):
+        raise SummaryError(f"job {job_id}: 'flags' is not a list of {{name, text}} objects")
     return data
 
 
@@ -90,7 +94,8 @@ def _percent(x):
 
 
 def job_notes(path):
-    """The report's notes on the job (colmet-report(1), NOTES), from its file; [] and a reason when unreadable."""
+    """The report's notes on the job (colmet-report(1), NOTES) but its flags, from its file; [] and a reason when
+    unreadable."""
     try:
         import colmet
         from colmet._notes import notes
@@ -98,7 +103,8 @@ def job_notes(path):
 
         job = colmet.open(path)
         digest = digest_job(job, 1)
-        return [n.text for n in notes(job, digest, figures(job, digest))], None
+        # The flags have their own paragraph, from the summary itself.
+        return [n.text for n in notes(job, digest, figures(job, digest)) if not n.rule.startswith("flag ")], None
     except Exception as e:  # the mail goes without its notes, and says why
         return [], f"{type(e).__name__}: {e}"
 
@@ -134,6 +140,10 @@ def compose(data, address, sender, report_hint):
     lines += [f"  {name:<{width}}  {value}" for name, value in rows]
     if data.get("cgroup_warning"):
         lines += ["", f"Warning: {data['cgroup_warning']}"]
+    flags = data.get("flags") or []
+    if flags:
+        lines += ["", "Flagged by the collector (resources asked for and left unused):"] + \
+                 [f"  - {f['name']}: {f['text']}" for f in flags]
     path = data.get("file")
     notes, why = job_notes(path) if path else ([], "no job file named")
     if notes:

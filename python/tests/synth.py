@@ -26,8 +26,9 @@ def _values_chunk_rows(n):
     return int(min(4096, max(32, 8192 // (8 * max(n, 1)))))
 
 
-def write_job(path, job_id, hosts, summary=None, version=1, compression=1):
-    """hosts: {hostname: {"attrs": {...}, "backends": {name: backend(...)}}}."""
+def write_job(path, job_id, hosts, summary=None, version=1, compression=1, flags=None):
+    """hosts: {hostname: {"attrs": {...}, "backends": {name: backend(...)}}};
+    flags: {name: text}, written to /flags as the collector does."""
     with h5py.File(path, "w", libver="earliest") as f:
         f.attrs.create("colmet_layout_version", version, dtype=np.int32)
         f.attrs["job_id"] = job_id
@@ -68,6 +69,11 @@ def write_job(path, job_id, hosts, summary=None, version=1, compression=1):
                     sg.create_dataset("values", data=s["values"].reshape(len(s["time"]), ncol),
                                       maxshape=(None, ncol), chunks=(_values_chunk_rows(ncol), ncol),
                                       fillvalue=np.nan, **filt)
+        if flags:
+            fg = f.create_group("flags")
+            for name, text in flags.items():
+                fg.attrs[name] = text
+                fg.attrs.create(name + "_since_ns", 1_800_000_000_000_000_000, dtype=np.int64)
         if summary is not None:
             sm = f.create_group("summary")
             for k, v in summary.items():

@@ -55,6 +55,7 @@ def test_job_context_reads_the_scheduler_view(tmp_path):
     assert rows["Job name"] == "probe run"
     assert rows["Time limit"] == "10 min 00 s"
     assert rows["Memory allocated (first host)"] == "2.0 GiB"
+    assert job.flags == {}
     # A malformed count (a file written by something else) is left out, not raised.
     broken = colmet.open(write(tmp_path / "b.h5", dict(CONTEXT, job_cpus="eight")))
     assert "job_cpus" not in broken.context
@@ -72,3 +73,21 @@ def test_open_many_has_a_column_per_key(tmp_path):
             assert list(rows.columns[:5]) == ["path", "job_id", "user", "job_name", "account"]
             assert a["job_cpus"] == 8 and pd.isna(b["job_cpus"])
             assert a["start_time"] == pd.Timestamp(1765000042, unit="s", tz="UTC") and pd.isna(b["start_time"])
+
+
+def test_flags_are_read_and_noted(tmp_path):
+    t = synth.times(T0, 3)
+    backends = synth.standard_backends(t, np.random.default_rng(1), perfhw=False, node=False)
+    synth.write_job(tmp_path / "f.h5", "78", {"n1": {"attrs": {"user": "a", "cpus": "2"}, "backends": backends}},
+                    flags={"low_cpu_efficiency": "CPU efficiency 2.0 % over 3600 s (below 25.0 %)"})
+    job = colmet.open(tmp_path / "f.h5")
+    text, since = job.flags["low_cpu_efficiency"]
+    assert text == "CPU efficiency 2.0 % over 3600 s (below 25.0 %)"
+    assert since == pd.Timestamp(1_800_000_000_000_000_000, unit="ns", tz="UTC")
+    from colmet._notes import notes
+    from colmet.report import digest_job, figures
+    digest = digest_job(job, 1)
+    found = [n for n in notes(job, digest, figures(job, digest)) if n.rule == "flag low_cpu_efficiency in /flags"]
+    assert found and found[0].level == "warn"
+    assert found[0].text == ("The collector flagged this job (low_cpu_efficiency): "
+                             "CPU efficiency 2.0 % over 3600 s (below 25.0 %).")

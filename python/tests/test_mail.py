@@ -37,7 +37,9 @@ def test_hostile_json_is_refused_with_a_summary_error_only():
     assert refused > 100
     for bad, why in [("[1]", "not a JSON object"), ('{"summary": {}}', "no job_id"),
                      ('{"job_id": "1"}', "no 'summary' object"), ('{"job_id": "1", "summary": {"x": true}}', "'x'"),
-                     ('{"job_id": "1", "summary": {}, "user": 5}', "'user' is not text"), ("[" * 100000, "not JSON")]:
+                     ('{"job_id": "1", "summary": {}, "user": 5}', "'user' is not text"), ("[" * 100000, "not JSON"),
+                     ('{"job_id": "1", "summary": {}, "flags": {"a": "b"}}', "'flags' is not a list"),
+                     ('{"job_id": "1", "summary": {}, "flags": [{"name": "a"}]}', "'flags' is not a list")]:
         with pytest.raises(SummaryError, match=why):
             read_summary(bad)
 
@@ -77,6 +79,16 @@ def test_the_message_has_the_figures_the_notes_and_the_report_command(tmp_path):
     # Headers stay on one line, a long job id too.
     long_id = "slurm-cluster-a.123456789.batch-with-a-long-name"
     assert f"\nSubject: [colmet] job {long_id} ended: " in compose(dict(GOOD, job_id=long_id), "a", None, None).as_string()
+    # The collector's flags: a paragraph of their own, from the summary (the
+    # file's /flags are left out of the notes there).
+    synth.write_job(path, "42", {"n1": {"attrs": {"cpus": "4"}, "backends": b}}, summary=summary,
+                    flags={"memory_unused": "host n1 used at most 10 MiB of the 8192 MiB asked for"})
+    flagged = dict(data, flags=[{"name": "memory_unused", "text": "host n1 used at most 10 MiB of the 8192 MiB asked for",
+                                 "since_ns": 1}])
+    text = compose(flagged, "alice", None, None).get_content()
+    assert ("Flagged by the collector (resources asked for and left unused):\n"
+            "  - memory_unused: host n1 used at most 10 MiB of the 8192 MiB asked for\n") in text
+    assert text.count("10 MiB of the 8192 MiB") == 1
     # A file that cannot be read: no notes, and why.
     text = compose(dict(GOOD, file=str(tmp_path / "none.h5")), "alice", None, None).get_content()
     assert "(No notes: the job's file could not be read:" in text

@@ -205,6 +205,7 @@ void Hdf5Sink::consume_message(const wire::Message &msg, const Delivery &deliver
         }
         hdf5::observe_message(host, msg, delivery.lost + seq.gap);
     }
+    host.last_received_ns = now;
     if (job.hosts.size() != hosts_before || !msg.meta.empty()) {
         note_reader(job, msg);
         sync_state_bytes(job);
@@ -215,9 +216,11 @@ void Hdf5Sink::consume_message(const wire::Message &msg, const Delivery &deliver
     } else {
         drop_rows(job, msg);
     }
+    if (msg.kind != wire::MessageKind::job_end)
+        flags::check_window(m_options.flag_rules, job.hosts, job.flags, msg.time_ns);
     if (msg.kind == wire::MessageKind::job_end)
         finish_job(job, now);
-    else if (job.file && job.file->max_pending_rows() >= m_options.batch_rows)
+    else if (job.file && (job.flags.changed || job.file->max_pending_rows() >= m_options.batch_rows))
         flush_job(job, now);
     for (const auto &[a, b] : m_sharing.observe(msg.host, msg.job_id, msg.kind, msg.time_ns))
         record_overlap(a, msg.host, b);
@@ -501,6 +504,11 @@ bool Hdf5Sink::flush_job(JobState &job, int64_t now_ns)
     auto r = job.file->flush(job.hosts, counters);
     add(m_stats, counters);
     job.last_flush_ns = now_ns;
+    if (r && job.flags.changed) {
+        r = job.file->write_flags(job.flags.raised);
+        if (r)
+            job.flags.changed = false;
+    }
     if (r && m_options.fsync)
         r = job.file->sync();
     if (!r) {
@@ -516,13 +524,18 @@ bool Hdf5Sink::flush_job(JobState &job, int64_t now_ns)
 
 // Write the job's rows, then its summary from what its hosts hold; false
 // when that must wait (the file cannot be opened, a write failed).
-bool Hdf5Sink::write_summary_now(JobState &job, int64_t now_ns, JobSummary *written)
+bool Hdf5Sink::write_summary_now(JobState &job, int64_t now_ns, JobSummary *written, bool unended)
 {
     if (!job.file && !open_job(job, now_ns))
         return false;
     if (!flush_job(job, now_ns))
         return false;
     JobSummary summary = hdf5::summarize(job.job_id, job.hosts);
+    flags::check_end(m_options.flag_rules, job.hosts, summary, job.flags);
+    if (unended)
+        flags::check_unended(m_options.flag_rules, summary, m_options.idle_close_s, job.flags);
+    summary.flags = job.flags.raised;
+    job.flags.changed = false;
     if (auto r = job.file->write_summary(summary); !r) {
         ++m_stats.write_errors;
         report(job.job_id, r.error());
@@ -577,7 +590,8 @@ void Hdf5Sink::summarize_unfinished(JobState &job, int64_t now_ns)
     const auto unended = std::count_if(job.hosts.begin(), job.hosts.end(),
                                        [](const auto &h) { return h.second.seen && !h.second.ended; });
     JobSummary summary;
-    if (unended == 0 || job.summary_pending || now_ns < job.retry_after_ns || !write_summary_now(job, now_ns, &summary))
+    if (unended == 0 || job.summary_pending || now_ns < job.retry_after_ns ||
+        !write_summary_now(job, now_ns, &summary, true))
         return;
     ++m_stats.summaries_incomplete;
     announce(job, std::move(summary));
@@ -605,10 +619,15 @@ void Hdf5Sink::tick(int64_t now_mono_ns) noexcept
         const bool can_write = writable();
         const int64_t idle_ns = to_ns(m_options.idle_close_s);
         const int64_t flush_ns = to_ns(m_options.flush_interval_s);
+        const int64_t wall_now = realtime_ns();
         for (auto it = m_jobs.begin(); it != m_jobs.end();) {
             JobState &job = *it->second;
             const bool idle = now_mono_ns - job.last_activity_ns >= idle_ns;
+            if (!job.announced)
+                flags::check_silence(m_options.flag_rules, job.hosts, job.flags, now_mono_ns, wall_now);
             if (can_write) {
+                if (job.flags.changed && job.file && !idle)
+                    flush_job(job, now_mono_ns);
                 if (job.summary_pending && now_mono_ns >= job.retry_after_ns)
                     finish_job(job, now_mono_ns);
                 if (idle)

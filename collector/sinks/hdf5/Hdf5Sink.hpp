@@ -28,6 +28,7 @@
 #pragma once
 
 #include "collector/Sink.hpp"
+#include "collector/flags/WasteFlags.hpp"
 #include "collector/sinks/hdf5/FileAccess.hpp"
 #include "collector/sinks/hdf5/JobSummary.hpp"
 #include "collector/sinks/hdf5/NodeSharing.hpp"
@@ -69,6 +70,8 @@ struct Hdf5Options {
     // attribute "collector"); a file that names another collector is left
     // alone and its messages dropped (files_foreign). Empty: no check.
     std::string writer;
+    // The waste flags' thresholds (collector/flags/WasteFlags.hpp).
+    flags::FlagRules flag_rules;
     // fsync() a job's file after each flush, before its rows are
     // acknowledged: they then survive a crash of the collector's machine,
     // not only of the collector (H5Fflush alone leaves them to the kernel).
@@ -153,7 +156,8 @@ private:
     void detach(hdf5::JobState &job);
     void fail_file(hdf5::JobState &job, int64_t now_ns);
     bool flush_job(hdf5::JobState &job, int64_t now_ns);
-    bool write_summary_now(hdf5::JobState &job, int64_t now_ns, JobSummary *written = nullptr);
+    // unended: written after the job's silence without every host's job end.
+    bool write_summary_now(hdf5::JobState &job, int64_t now_ns, JobSummary *written = nullptr, bool unended = false);
     void announce(hdf5::JobState &job, JobSummary summary);
     static void note_restored_end(hdf5::JobState &job);
     void finish_job(hdf5::JobState &job, int64_t now_ns);

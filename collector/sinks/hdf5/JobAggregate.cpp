@@ -48,7 +48,7 @@ constexpr std::array<std::string_view, 12> k_reserved{
     "hostname", "sender",  "samples_received", "samples_lost", "last_seq",         "rows_dropped",
     "first_ns", "last_ns", "job_start_ns",     "job_end_ns",   "overlapping_jobs", "tsdb_points_dropped"};
 
-double parse_cpus(const std::string &text)
+double parse_positive(const std::string &text)
 {
     double v = 0;
     auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), v);
@@ -105,7 +105,7 @@ Result<void> restore_backend(hid_t host_group, std::string_view backend, HostAgg
 
 bool summary_backend(std::string_view backend)
 {
-    if (backend == "rapl" || backend == "energy")
+    if (backend == "rapl" || backend == "energy" || backend == "gpu")
         return true;
     return std::any_of(k_tracked.begin(), k_tracked.end(), [&](const Tracked &t) { return t.backend == backend; });
 }
@@ -114,6 +114,14 @@ void observe_value(HostAggregate &host, std::string_view backend, std::string_vi
 {
     if (std::isnan(value))
         return;
+    if (backend == "gpu") {
+        // gpuN_utilisation, not gpuN_memory_utilisation.
+        if (metric.ends_with("_utilisation") && !metric.ends_with("_memory_utilisation") && value >= 0) {
+            host.gpu_utilisation_sum += value;
+            ++host.gpu_utilisation_n;
+        }
+        return;
+    }
     const bool share = backend == "energy" && (metric.ends_with("_package") || metric.ends_with("_dram") ||
                                                metric.ends_with("_core") || metric.starts_with("psys"));
     if (backend == "rapl" || share) {
@@ -192,17 +200,21 @@ void observe_message(HostAggregate &host, const wire::Message &msg, uint64_t los
     for (const auto &[key, value] : msg.meta) {
         host.pending_meta.emplace_back(key, value);
         if (key == "cpus")
-            host.cpus = parse_cpus(value);
+            host.cpus = parse_positive(value);
+        else if (key == "host_memory_mib")
+            host.memory_request_mib = parse_positive(value);
         else if (key == "cgroup_warning")
             host.cgroup_warning = value;
     }
+    if (std::isfinite(msg.period_s) && msg.period_s > 0)
+        host.period_s = msg.period_s;
     if (msg.kind == wire::MessageKind::job_end) {
         host.ended = true;
         host.job_end_ns = t;
     }
     for (const auto &block : msg.backends) {
         const size_t n = std::min(block.metrics.size(), block.values.size());
-        if (block.name == "rapl" || block.name == "energy") {
+        if (block.name == "rapl" || block.name == "energy" || block.name == "gpu") {
             for (size_t i = 0; i < n; ++i)
                 observe_value(host, block.name, block.metrics[i].name, block.values[i]);
             continue;
@@ -394,12 +406,15 @@ Result<void> restore_hosts(hid_t file, HostMap &hosts)
             h.job_end_ns = *v;
         }
         if (auto v = read_str_attr(g, meta_attr_name("cpus").c_str()))
-            h.cpus = parse_cpus(*v);
+            h.cpus = parse_positive(*v);
+        if (auto v = read_str_attr(g, meta_attr_name("host_memory_mib").c_str()))
+            h.memory_request_mib = parse_positive(*v);
         if (auto v = read_str_attr(g, meta_attr_name("cgroup_warning").c_str()))
             h.cgroup_warning = *v;
         if (auto v = read_strs_attr(g, "overlapping_jobs"))
             h.overlapping_jobs.insert(v->begin(), v->end());
-        for (std::string_view backend : {"cgroup_cpu", "cgroup_memory", "cgroup_io", "processes", "rapl", "energy"})
+        for (std::string_view backend :
+             {"cgroup_cpu", "cgroup_memory", "cgroup_io", "processes", "rapl", "energy", "gpu"})
             if (auto r = restore_backend(g, backend, h); !r)
                 return r.error().with_context("restore host " + *hostname);
     }

@@ -46,6 +46,13 @@ struct HostAggregate {
     // queued at the collector's stop): the file holds them, the store not.
     uint64_t tsdb_points_dropped = 0;
     double cpus = k_unknown;
+    double period_s = 0;                    // the sampler's period, as its last message said
+    int64_t last_received_ns = 0;           // when the collector got its last message (monotonic; 0: not since start)
+    double memory_request_mib = k_unknown;  // meta host_memory_mib (the job's context)
+    // Backend "gpu": the sum and count of its GPUs' utilisation samples
+    // (gpuN_utilisation, 0..1), for the waste flags (collector/flags).
+    double gpu_utilisation_sum = 0;
+    uint64_t gpu_utilisation_n = 0;
     std::string cgroup_warning;  // meta cgroup_warning: a cgroup held none of the job's processes
     // Last non-missing values of cumulative metrics.
     double cpu_usage = k_unknown;
@@ -144,7 +151,11 @@ size_t host_heap_bytes(const HostAggregate &host);
 // summary values scanned from the datasets of the backends the summary uses.
 Result<void> restore_hosts(hid_t file, HostMap &hosts);
 
-// Write (or overwrite) the attributes of /summary.
+// Write (or overwrite) the attributes of /summary, and the flags.
 Result<void> write_summary(hid_t file, const JobSummary &summary);
+
+// Write (or overwrite) /flags: for each flag, the attribute <name> (its
+// text) and <name>_since_ns. Nothing when there is none.
+Result<void> write_flags(hid_t file, const std::vector<JobFlag> &flags);
 
 }  // namespace colmet::collector::hdf5

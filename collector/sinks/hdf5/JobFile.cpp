@@ -506,6 +506,17 @@ Result<void> JobFile::write_summary(const JobSummary &summary)
     return ok();
 }
 
+Result<void> JobFile::write_flags(const std::vector<JobFlag> &flags)
+{
+    if (!attached())
+        return Error(Errc::internal, "flags of a closed file");
+    if (auto r = hdf5::write_flags(m_file.get(), flags); !r)
+        return r;
+    if (H5Fflush(m_file.get(), H5F_SCOPE_LOCAL) < 0)
+        return h5_error("flush");
+    return ok();
+}
+
 uint64_t JobFile::drop_pending(HostMap &hosts)
 {
     uint64_t dropped = 0;

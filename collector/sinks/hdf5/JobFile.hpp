@@ -103,6 +103,8 @@ public:
 
     // Write /summary, then H5Fflush. The file must be attached.
     Result<void> write_summary(const JobSummary &summary);
+    // /flags while the job runs (hdf5::write_flags), then H5Fflush.
+    Result<void> write_flags(const std::vector<JobFlag> &flags);
 
     // Forget every buffered row, adding them to their host's rows_dropped;
     // returns how many there were.

@@ -1,6 +1,7 @@
 // Everything the HDF5 sink knows about one job (private to the sink).
 #pragma once
 
+#include "collector/flags/WasteFlags.hpp"
 #include "collector/sinks/hdf5/JobAggregate.hpp"
 #include "collector/sinks/hdf5/JobFile.hpp"
 
@@ -35,6 +36,7 @@ struct JobState {
     bool reader_conflict = false;  // a host named another user (logged once)
     size_t file_bytes = 0;         // file->memory_bytes() as counted in the sink's estimate
     size_t state_bytes = 0;        // this state as counted in the sink's estimate
+    flags::FlagState flags;        // the waste flags' windows and what they raised
 };
 
 }  // namespace colmet::collector::hdf5

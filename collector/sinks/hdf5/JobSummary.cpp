@@ -94,6 +94,10 @@ std::string summary_json(const JobSummary &s, std::string_view user)
         {"complete", s.hosts_without_job_end == 0},
         {"summary", std::move(numbers)},
     };
+    nlohmann::json flags = nlohmann::json::array();
+    for (const auto &f : s.flags)
+        flags.push_back({{"name", f.name}, {"text", f.text}, {"since_ns", f.since_ns}});
+    out["flags"] = std::move(flags);
     if (!s.cgroup_warning.empty())
         out["cgroup_warning"] = s.cgroup_warning;
     // Bytes that are not UTF-8 (a job id is any printable text, a user name
@@ -158,6 +162,22 @@ Result<void> write_summary(hid_t file, const JobSummary &summary)
     if (!summary.cgroup_warning.empty())
         if (auto r = write_str_attr(group->get(), "cgroup_warning", summary.cgroup_warning); !r)
             return r;
+    return write_flags(file, summary.flags);
+}
+
+Result<void> write_flags(hid_t file, const std::vector<JobFlag> &flags)
+{
+    if (flags.empty())
+        return ok();
+    auto group = open_or_create_group(file, "flags");
+    if (!group)
+        return group.error();
+    for (const auto &flag : flags) {
+        if (auto r = write_str_attr(group->get(), flag.name.c_str(), flag.text); !r)
+            return r;
+        if (auto r = write_i64_attr(group->get(), (flag.name + "_since_ns").c_str(), flag.since_ns); !r)
+            return r;
+    }
     return ok();
 }
 

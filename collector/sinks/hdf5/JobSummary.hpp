@@ -14,6 +14,15 @@
 
 namespace colmet::collector {
 
+// A waste flag raised for the job (collector/flags/WasteFlags.hpp): stored
+// in the file's /flags, sent as a point, given to on-job-end.
+struct JobFlag {
+    std::string name;      // low_cpu_efficiency, memory_unused, gpu_idle, stopped_sending
+    std::string text;      // why, with its numbers
+    int64_t since_ns = 0;  // when it was raised (ns since the epoch)
+    bool operator==(const JobFlag &) const = default;
+};
+
 struct JobSummary {
     static constexpr double k_unknown = std::numeric_limits<double>::quiet_NaN();
 
@@ -47,6 +56,8 @@ struct JobSummary {
     // Empty unless a sampler found that a cgroup directory it read held none
     // of the job's processes ("<host>: " before each when several hosts).
     std::string cgroup_warning;
+    // The waste flags raised for the job, in the order they were raised.
+    std::vector<JobFlag> flags;
 };
 
 // The summary's numbers, one row a field, in one table for every output:
@@ -62,7 +73,8 @@ std::vector<SummaryNumber> summary_numbers(const JobSummary &summary);
 // The summary as the JSON object on-job-end commands read (colmet-collector(8),
 // "On job end"): job_id, user (null when unknown), file, complete (every
 // host sent its job_end), summary (the numbers above, NaN as null, and
-// started_ns, ended_ns) and cgroup_warning when there is one.
+// started_ns, ended_ns), flags (a list of {name, text, since_ns}, empty
+// when none was raised) and cgroup_warning when there is one.
 std::string summary_json(const JobSummary &summary, std::string_view user);
 
 // Where the HDF5 sink stores the job: job_file(dir, job_id, JobFile::data),

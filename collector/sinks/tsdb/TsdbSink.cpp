@@ -1,5 +1,6 @@
 #include "collector/sinks/tsdb/TsdbSink.hpp"
 
+#include "common/clock.hpp"
 #include "scheduler/JobContext.hpp"
 
 #include <spdlog/spdlog.h>
@@ -85,6 +86,7 @@ void TsdbSink::consume(const wire::Message &msg, const Delivery &delivery) noexc
         hdf5::HostAggregate &host = job.hosts[msg.host];
         if (!again)
             hdf5::observe_message(host, msg, delivery.lost);
+        host.last_received_ns = delivery.received_mono_ns;
         host.pending_meta.clear();
         const Labels job_labels{m_options.cluster, msg.host, msg.job_id, job.user, job.label_view};
         const Labels node_labels{m_options.cluster, msg.host, {}, {}};
@@ -125,6 +127,11 @@ void TsdbSink::consume(const wire::Message &msg, const Delivery &delivery) noexc
                 if (std::isfinite(block.values[i]))
                     m_encoder->add(names[i], block.values[i], msg.time_ns);
         }
+        if (!again && msg.kind != wire::MessageKind::job_end) {
+            flags::check_window(m_options.flag_rules, job.hosts, job.flags, msg.time_ns);
+            if (job.flags.raised.size() > job.flags_sent)
+                send_new_flags(msg.job_id, job);
+        }
         if (!again && msg.kind == wire::MessageKind::job_end &&
             std::all_of(job.hosts.begin(), job.hosts.end(), [](const auto &h) { return h.second.ended; }))
             send_summary(msg.job_id, job);
@@ -155,9 +162,25 @@ void TsdbSink::set_context_label(JobInfo &job, const std::string &key, const std
         job.label_view.push_back({k, v});
 }
 
+void TsdbSink::send_new_flags(const std::string &job_id, JobInfo &job)
+{
+    std::vector<Label> context(job.label_view);
+    m_encoder->labels({m_options.cluster, {}, job_id, job.user, context});
+    for (; job.flags_sent < job.flags.raised.size(); ++job.flags_sent) {
+        const auto &flag = job.flags.raised[job.flags_sent];
+        m_encoder->add(SeriesName{"colmet_job", "flag", flag.name, "flag"}, 1, flag.since_ns);
+    }
+    job.flags.changed = false;
+}
+
 void TsdbSink::send_summary(const std::string &job_id, JobInfo &job)
 {
-    add_summary({hdf5::summarize(job_id, job.hosts), job.user, job.context_labels});
+    JobSummary summary = hdf5::summarize(job_id, job.hosts);
+    flags::check_end(m_options.flag_rules, job.hosts, summary, job.flags);
+    if (job.flags.raised.size() > job.flags_sent)
+        send_new_flags(job_id, job);
+    summary.flags = job.flags.raised;
+    add_summary({std::move(summary), job.user, job.context_labels});
     job.hosts.clear();  // a host that sends after this starts a new summary
 }
 
@@ -221,6 +244,16 @@ void TsdbSink::tick(int64_t now_mono_ns) noexcept
     try {
         m_now_ns = now_mono_ns;
         settle_answers();
+        const int64_t wall_now = realtime_ns();
+        for (auto &[job_id, job] : m_jobs) {
+            if (job.hosts.empty())
+                continue;  // its summary is sent
+            flags::check_silence(m_options.flag_rules, job.hosts, job.flags, now_mono_ns, wall_now);
+            if (job.flags.raised.size() > job.flags_sent)
+                send_new_flags(job_id, job);
+        }
+        if (m_encoder->points() > 0 && m_batch_started_ns == 0)
+            m_batch_started_ns = now_mono_ns;
         if (m_batch_started_ns != 0 && now_mono_ns - m_batch_started_ns >= to_ns(m_options.batch_interval_s))
             send_batch();
         if (now_mono_ns - m_last_cleanup_ns > 60LL * 1'000'000'000) {

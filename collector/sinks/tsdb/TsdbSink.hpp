@@ -30,6 +30,7 @@
 #pragma once
 
 #include "collector/Sink.hpp"
+#include "collector/flags/WasteFlags.hpp"
 #include "collector/sinks/hdf5/JobAggregate.hpp"
 #include "collector/sinks/tsdb/BatchLedger.hpp"
 #include "collector/sinks/tsdb/Encoder.hpp"
@@ -50,6 +51,7 @@ struct TsdbOptions {
     Protocol protocol = Protocol::remote_write;
     HttpOptions http;
     std::string cluster;          // the cluster label (empty: none)
+    flags::FlagRules flag_rules;  // the waste flags, sent as colmet_job_flag{flag="..."} points
     size_t batch_points = 10000;  // a batch is sent when it holds this many points...
     double batch_interval_s = 1;  // ...or is this old
     double stop_grace_s = 5;      // at close_all, how long queued batches may still take
@@ -92,10 +94,15 @@ private:
         // key, from its metadata; `label_view` points into them.
         std::vector<std::pair<std::string, std::string>> context_labels;
         std::vector<Label> label_view;
+        flags::FlagState flags;  // the job's waste flags (as the HDF5 sink raises them)
+        size_t flags_sent = 0;   // of flags.raised, those already written as points
         int64_t seen_mono_ns = 0;
         hdf5::HostMap hosts;  // what the summary needs, as the HDF5 sink keeps it
     };
     static void set_context_label(JobInfo &job, const std::string &key, const std::string &value);
+    // colmet_job_flag{flag="<name>"} 1 at its time for each flag raised
+    // since the last call (labels: the job's, without host).
+    void send_new_flags(const std::string &job_id, JobInfo &job);
     void send_summary(const std::string &job_id, JobInfo &job);
     void add_summary(QueuedSummary summary);
     void settle_answers();

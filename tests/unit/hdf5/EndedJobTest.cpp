@@ -85,6 +85,9 @@ TEST_F(EndedJobTest, a_silent_job_is_announced_incomplete_and_again_complete_at_
     const auto json = nlohmann::json::parse(m_ended[0].json);
     EXPECT_EQ(json["complete"], false);
     EXPECT_EQ(json["summary"]["hosts_without_job_end"], 1);
+    // Its silence without a job end is flagged, in the summary and the file.
+    ASSERT_EQ(json["flags"].size(), 1u) << json.dump();
+    EXPECT_EQ(json["flags"][0]["name"], "stopped_sending");
     s->tick(t + 100 * k_second);
     EXPECT_EQ(m_ended.size(), 1u) << "once per silence";
     s->consume(message(MessageKind::job_end, "7", "a", k_t0 + 2 * k_second, {cpu_block(2, 2, 0)}),
@@ -103,4 +106,9 @@ TEST(SummaryJson, text_that_is_not_utf8_is_replaced_never_refused)
     EXPECT_EQ(json["user"], "b\xef\xbf\xbd");
     EXPECT_EQ(json["cgroup_warning"], "h: no process in /x");
     EXPECT_TRUE(json["summary"]["cpu_efficiency"].is_null());
+    EXPECT_TRUE(json["flags"].is_array() && json["flags"].empty());
+    s.flags = {{"memory_unused", "host h used at most 1 MiB", 42}};
+    const auto flagged = nlohmann::json::parse(collector::summary_json(s, "b"));
+    EXPECT_EQ(flagged["flags"][0],
+              nlohmann::json({{"name", "memory_unused"}, {"text", "host h used at most 1 MiB"}, {"since_ns", 42}}));
 }

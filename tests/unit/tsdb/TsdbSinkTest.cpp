@@ -121,6 +121,25 @@ TEST(TsdbSinkTest, the_jobs_context_labels_its_points_and_summary_and_other_keys
     EXPECT_EQ(all.find("time_limit"), std::string::npos);
 }
 
+TEST(TsdbSinkTest, a_raised_flag_is_one_point_with_the_jobs_labels)
+{
+    Captured c;
+    TsdbOptions o;
+    o.flag_rules.window_s = 10;
+    auto s = sink(c, o);
+    auto start = message(MessageKind::job_start, "6", "n1", 10 * k_s, {cpu(0, 0)});
+    start.meta = {{"user", "ann"}, {"cpus", "4"}, {"partition", "p"}};
+    s->consume(start, {0, 1});
+    for (int t = 11; t <= 25; ++t)  // 0.1 CPU-s a second on 4 CPUs: 2.5 %
+        s->consume(message(MessageKind::sample, "6", "n1", t * k_s, {cpu(0.1 * (t - 10), 0)}), {0, int64_t{t} - 9});
+    s->consume(message(MessageKind::job_end, "6", "n1", 26 * k_s, {cpu(1.6, 0)}), {0, 17});
+    s->close_all();
+    const std::string all = c.all();
+    const std::string line = "colmet_job,flag=low_cpu_efficiency,job_id=6,partition=p,user=ann flag=1 20000000000\n";
+    EXPECT_NE(all.find(line), std::string::npos) << all;
+    EXPECT_EQ(all.find("flag=low_cpu_efficiency", all.find(line) + line.size()), std::string::npos) << "raised once";
+}
+
 TEST(TsdbSinkTest, node_values_are_written_once_per_host_and_time_without_job_labels)
 {
     Captured c;
