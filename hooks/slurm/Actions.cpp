@@ -72,6 +72,17 @@ void send_context(const PluginConfig &c, const JobRef &job, const Log &log)
 
 }  // namespace
 
+void srun_summary(const PluginConfig &c, uint32_t job_id, uint32_t step_id, const std::optional<UserChoice> &option,
+                  bool terminal, const Log &log)
+{
+    if (c.summary_dir.empty() || !terminal || !c.steps || step_id >= k_max_normal_step_id || !job_wanted(c, option))
+        return;
+    const std::string id = sampler_id(job_id, step_id);
+    auto r = run_helper(summary_command(c, id), c.summary_wait + 5, true);
+    if (!r)
+        log.error("colmet: step " + id + ": colmet-job summary: " + r.error().message());
+}
+
 bool cgroup_v2(const PluginConfig &c)
 {
     std::error_code ec;

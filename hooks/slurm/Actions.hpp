@@ -70,6 +70,14 @@ void task_exit(const PluginConfig &c, StepState &s, const Log &log);
 // slurm_spank_exit in slurmstepd: stop the step's sampler (if task_exit did not).
 void step_stop(const PluginConfig &c, const StepState &s, const Log &log);
 
+// slurm_spank_exit in srun (local context), after its step: when the
+// step was sampled (it asked for --colmet, or mode=all), has a sampler of
+// its own (steps=yes, a numbered step), summary_dir is set and srun's
+// standard error is a terminal, print the step's summary there (colmet-job
+// summary, which waits summary_wait seconds for the collector to write it).
+void srun_summary(const PluginConfig &c, uint32_t job_id, uint32_t step_id, const std::optional<UserChoice> &option,
+                  bool terminal, const Log &log);
+
 // True when <cgroup_root>/cgroup.controllers exists (a pure cgroup v2 host).
 bool cgroup_v2(const PluginConfig &c);
 

@@ -1,5 +1,6 @@
 #include "HelperCommand.hpp"
 
+#include "common/names.hpp"
 #include "scheduler/SlurmLayout.hpp"
 
 #include <cstdio>
@@ -91,6 +92,12 @@ std::vector<std::string> stop_command(const PluginConfig &c, const std::string &
 std::vector<std::string> sample_now_command(const PluginConfig &c, const std::string &id)
 {
     return {c.colmet_ctl, "--job-id", id, "--sample-now", "--control-dir", c.run_dir, "--timeout", "3"};
+}
+
+std::vector<std::string> summary_command(const PluginConfig &c, const std::string &id)
+{
+    return {c.colmet_job, "summary", "--wait", seconds_text(c.summary_wait),
+            job_file(c.summary_dir, id, JobFile::data).string()};
 }
 
 std::vector<std::string> context_command(const PluginConfig &c, const std::string &id, const sched::Context &context)

@@ -11,7 +11,7 @@ namespace colmet::spank {
 
 namespace {
 
-constexpr std::array<ConfigKey, 12> k_keys{{
+constexpr std::array<ConfigKey, 14> k_keys{{
     {"collector", "URI[,URI...]", "collector address(es) given to colmet-job --zeromq-uri"},
     {"metrics", "SPEC", "what a bare --colmet samples (same grammar as --colmet=SPEC)"},
     {"period", "SECONDS", "default seconds between samples (0.1 to 3600)"},
@@ -24,6 +24,8 @@ constexpr std::array<ConfigKey, 12> k_keys{{
     {"spool_dir", "DIR", "colmet-job --spool-dir, the node spool (default: colmet.conf's, else /var/spool/colmet)"},
     {"steps", "yes|no", "also run one sampler per srun step, job id <job>.<step>"},
     {"timeout", "SECONDS", "longest a colmet-job call may run before it is killed (1 to 60)"},
+    {"summary_dir", "DIR", "where srun's host sees the collector's job files: srun --colmet prints its summary"},
+    {"summary_wait", "SECONDS", "how long srun waits for that summary (0 to 60)"},
 }};
 
 std::string known_keys()
@@ -114,6 +116,15 @@ Result<void> set_key(PluginConfig &c, std::string_view key, std::string_view v)
         if (auto r = check_absolute(key, v); !r)
             return r.error();
         c.spool_dir = v;
+    } else if (key == "summary_dir") {
+        if (auto r = check_absolute(key, v); !r)
+            return r.error();
+        c.summary_dir = v;
+    } else if (key == "summary_wait") {
+        auto d = parse_seconds(v);
+        if (!d || *d < 0 || *d > 60)
+            return bad("expected seconds between 0 and 60");
+        c.summary_wait = *d;
     } else if (key == "steps") {
         auto b = parse_bool(v);
         if (!b)

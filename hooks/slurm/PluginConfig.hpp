@@ -31,6 +31,10 @@ struct PluginConfig {
     std::string spool_dir;                // colmet-job --spool-dir (empty: colmet-job's default)
     bool steps = true;                    // one extra sampler per srun step ("<job>.<step>")
     double timeout = 10;                  // seconds a colmet-job run may take before it is killed
+    // Where srun's host sees the collector's job files (a shared mount);
+    // empty: srun prints no summary. summary_wait: how long it waits.
+    std::string summary_dir;
+    double summary_wait = 10;
 };
 
 // One known key, for the error message, the man page test and the README.

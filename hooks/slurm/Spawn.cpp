@@ -43,7 +43,7 @@ using SpawnAttr = SpawnObject<posix_spawnattr_t, posix_spawnattr_init, posix_spa
 
 }  // namespace
 
-Result<SpawnResult> run_helper(const std::vector<std::string> &argv, double timeout_s)
+Result<SpawnResult> run_helper(const std::vector<std::string> &argv, double timeout_s, bool keep_stderr)
 {
     if (argv.empty() || argv.front().empty() || argv.front().front() != '/')
         return Error::invalid("helper path must be absolute");
@@ -57,7 +57,8 @@ Result<SpawnResult> run_helper(const std::vector<std::string> &argv, double time
         return Error::system("posix_spawn init", "", ENOMEM);
     posix_spawn_file_actions_addopen(fa.get(), 0, "/dev/null", O_RDONLY, 0);
     posix_spawn_file_actions_addopen(fa.get(), 1, "/dev/null", O_WRONLY, 0);
-    posix_spawn_file_actions_addopen(fa.get(), 2, "/dev/null", O_WRONLY, 0);
+    if (!keep_stderr)
+        posix_spawn_file_actions_addopen(fa.get(), 2, "/dev/null", O_WRONLY, 0);
     posix_spawn_file_actions_addclosefrom_np(fa.get(), 3);
     // Default signal dispositions and an empty mask: slurmstepd blocks
     // signals the helper and its sampler must receive.

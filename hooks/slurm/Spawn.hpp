@@ -20,8 +20,9 @@ struct SpawnResult {
 
 // argv[0] must be an absolute path. Waits at most timeout_s seconds, then
 // SIGKILLs the helper and reaps it. Only fails when the helper could not be
-// started at all.
-Result<SpawnResult> run_helper(const std::vector<std::string> &argv, double timeout_s);
+// started at all. keep_stderr: the helper writes to the caller's standard
+// error (srun's: the user's terminal) instead of /dev/null.
+Result<SpawnResult> run_helper(const std::vector<std::string> &argv, double timeout_s, bool keep_stderr = false);
 
 // Start a helper detached and do not wait for it: it runs in its own session,
 // re-parented to init (or the nearest subreaper) at once, so that Slurm's

@@ -48,6 +48,7 @@ constexpr const char *k_slurm_env = "SLURM_SPANK__SLURM_SPANK_OPTION_colmet_colm
 std::optional<PluginConfig> g_config;
 std::optional<UserChoice> g_option;  // what --colmet said in this process
 StepState g_step;
+std::optional<std::pair<uint32_t, uint32_t>> g_srun_step;  // srun: its job and step, for the summary at exit
 
 Log slurm_log()
 {
@@ -251,11 +252,30 @@ COLMET_SPANK_EXPORT int slurm_spank_task_exit(spank_t, int, char **)
     return 0;
 }
 
+// srun (local context), once its step exists: the job and step ids, which
+// slurm_spank_exit no longer gets there.
+COLMET_SPANK_EXPORT int slurm_spank_local_user_init(spank_t sp, int, char **)
+{
+    try {
+        uint32_t job_id = 0;
+        uint32_t step_id = 0;
+        if (spank_get_item(sp, S_JOB_ID, &job_id) == ESPANK_SUCCESS &&
+            spank_get_item(sp, S_JOB_STEPID, &step_id) == ESPANK_SUCCESS)
+            g_srun_step = std::make_pair(job_id, step_id);
+    } catch (...) {
+        slurm_error("colmet: internal error in slurm_spank_local_user_init");
+    }
+    return 0;
+}
+
 COLMET_SPANK_EXPORT int slurm_spank_exit(spank_t, int, char **)
 {
     try {
         if (spank_context() == S_CTX_REMOTE && g_config)
             step_stop(*g_config, g_step, slurm_log());
+        if (spank_context() == S_CTX_LOCAL && g_config && g_srun_step)
+            srun_summary(*g_config, g_srun_step->first, g_srun_step->second, g_option, isatty(STDERR_FILENO) == 1,
+                         slurm_log());
     } catch (...) {
         slurm_error("colmet: internal error in slurm_spank_exit");
     }

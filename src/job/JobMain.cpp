@@ -5,6 +5,7 @@
 #include "job/MountCommand.hpp"
 #include "job/RunCommand.hpp"
 #include "job/StartCommand.hpp"
+#include "job/Summary.hpp"
 #include "scheduler/JobContext.hpp"
 #include "scheduler/Profile.hpp"
 #include "spec/backend_catalog.hpp"
@@ -200,6 +201,15 @@ int job_main(int argc, char **argv)
     mount_cmd->add_option("--cgroup-root", mount.cgroup_root, "Where the cgroup file systems are mounted")
         ->capture_default_str();
 
+    std::string summary_file;
+    double summary_wait_s = 10;
+    auto *summary_cmd = app.add_subcommand(
+        "summary", "Print a job's summary from its HDF5 file, waiting for the collector to write it (Slurm's srun)");
+    summary_cmd->add_option("file", summary_file, "The job's HDF5 file, as the collector writes it")->required();
+    summary_cmd->add_option("--wait", summary_wait_s, "Seconds to wait for the summary when the job has just ended")
+        ->check(CLI::Range(0.0, 600.0))
+        ->capture_default_str();
+
     // Everything after the first "--" is the command, taken as it is: CLI11
     // 2.1 lets a list option (--disable-backend, --perfhw-list) just before
     // "--" eat the separator and then parses the command's own options.
@@ -237,6 +247,8 @@ int job_main(int argc, char **argv)
         return flush_spool_command(flush);
     if (mount_cmd->parsed())
         return mount_command(mount);
+    if (summary_cmd->parsed())
+        return show_summary(summary_file, summary_wait_s);
     log::setup("job", verbosity);
     run.verbosity = verbosity;
     if (run_cmd->parsed())

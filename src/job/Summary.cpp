@@ -2,9 +2,12 @@
 
 #include "collector/sinks/hdf5/Hdf5Sink.hpp"
 
+#include <chrono>
 #include <cmath>
+#include <cstdarg>
 #include <cstdio>
 #include <sys/wait.h>
+#include <thread>
 
 namespace colmet::job {
 
@@ -56,6 +59,57 @@ static std::string describe_status(int wait_status)
     return "unknown status";
 }
 
+namespace {
+
+// printf into a string.
+__attribute__((format(printf, 2, 3))) void add_line(std::string &out, const char *format, ...)
+{
+    char buf[1200];
+    va_list args;
+    va_start(args, format);
+    std::vsnprintf(buf, sizeof buf, format, args);
+    va_end(args);
+    out += buf;
+}
+
+}  // namespace
+
+Result<std::string> summary_lines(const std::filesystem::path &file)
+{
+    auto summary = collector::read_job_summary(file);
+    if (!summary)
+        return summary.error();
+    const auto &s = *summary;
+    std::string out;
+    add_line(out, "  CPU time        %s (user %s, system %s)\n", human_seconds(s.cpu_time_s).c_str(),
+             human_seconds(s.user_time_s).c_str(), human_seconds(s.system_time_s).c_str());
+    if (!std::isnan(s.cpu_efficiency))
+        add_line(out, "  CPU efficiency  %.1f %% of the job's CPUs over %s\n", s.cpu_efficiency * 100,
+                 human_seconds(s.duration_s).c_str());
+    add_line(out, "  peak memory     %s\n", human_bytes(s.peak_memory_bytes).c_str());
+    add_line(out, "  block I/O       read %s, written %s\n", human_bytes(s.read_bytes).c_str(),
+             human_bytes(s.write_bytes).c_str());
+    add_line(out, "  file I/O        read %s, written %s (read/write calls)\n", human_bytes(s.read_chars).c_str(),
+             human_bytes(s.write_chars).c_str());
+    if (!std::isnan(s.energy_j))
+        add_line(out, "  energy          %s (RAPL package + DRAM of the node, over %s)\n",
+                 human_energy(s.energy_j).c_str(), human_seconds(s.duration_s).c_str());
+    if (!std::isnan(s.job_energy_j))
+        add_line(out, "  job's energy    %s (its share: idle baseline by allocated CPUs, the rest by CPU time)\n",
+                 human_energy(s.job_energy_j).c_str());
+    add_line(out, "  samples         %llu received, %llu lost\n", static_cast<unsigned long long>(s.samples_received),
+             static_cast<unsigned long long>(s.samples_lost));
+    if (!s.cgroup_warning.empty())
+        add_line(out, "  WARNING         %s\n", s.cgroup_warning.c_str());
+    if (s.hosts_without_job_end > 0)
+        add_line(out, "  WARNING         no job_end from %llu of %llu hosts: the summary is from what arrived\n",
+                 static_cast<unsigned long long>(s.hosts_without_job_end), static_cast<unsigned long long>(s.hosts));
+    for (const auto &flag : s.flags)
+        add_line(out, "  FLAG            %s: %s\n", flag.name.c_str(), flag.text.c_str());
+    add_line(out, "  data            %s\n", file.c_str());
+    return out;
+}
+
 void print_summary(const std::string &job_id, const std::filesystem::path &file, int wait_status, double wall_seconds,
                    const std::string &external_uri)
 {
@@ -66,37 +120,30 @@ void print_summary(const std::string &job_id, const std::filesystem::path &file,
         std::fprintf(out, "  data sent to the collector at %s\n", external_uri.c_str());
         return;
     }
-    auto summary = collector::read_job_summary(file);
-    if (!summary) {
-        std::fprintf(out, "  no summary: %s\n", summary.error().message().c_str());
+    auto lines = summary_lines(file);
+    if (!lines) {
+        std::fprintf(out, "  no summary: %s\n", lines.error().message().c_str());
         return;
     }
-    const auto &s = *summary;
-    std::fprintf(out, "  CPU time        %s (user %s, system %s)\n", human_seconds(s.cpu_time_s).c_str(),
-                 human_seconds(s.user_time_s).c_str(), human_seconds(s.system_time_s).c_str());
-    if (!std::isnan(s.cpu_efficiency))
-        std::fprintf(out, "  CPU efficiency  %.1f %% of the job's CPUs over %s\n", s.cpu_efficiency * 100,
-                     human_seconds(s.duration_s).c_str());
-    std::fprintf(out, "  peak memory     %s\n", human_bytes(s.peak_memory_bytes).c_str());
-    std::fprintf(out, "  block I/O       read %s, written %s\n", human_bytes(s.read_bytes).c_str(),
-                 human_bytes(s.write_bytes).c_str());
-    std::fprintf(out, "  file I/O        read %s, written %s (read/write calls)\n", human_bytes(s.read_chars).c_str(),
-                 human_bytes(s.write_chars).c_str());
-    if (!std::isnan(s.energy_j))
-        std::fprintf(out, "  energy          %s (RAPL package + DRAM of the node, over %s)\n",
-                     human_energy(s.energy_j).c_str(), human_seconds(s.duration_s).c_str());
-    if (!std::isnan(s.job_energy_j))
-        std::fprintf(out, "  job's energy    %s (its share: idle baseline by allocated CPUs, the rest by CPU time)\n",
-                     human_energy(s.job_energy_j).c_str());
-    std::fprintf(out, "  samples         %llu received, %llu lost\n",
-                 static_cast<unsigned long long>(s.samples_received), static_cast<unsigned long long>(s.samples_lost));
-    if (!s.cgroup_warning.empty())
-        std::fprintf(out, "  WARNING         %s\n", s.cgroup_warning.c_str());
-    if (s.hosts_without_job_end > 0)
-        std::fprintf(out, "  WARNING         no job_end from %llu of %llu hosts: the summary is from what arrived\n",
-                     static_cast<unsigned long long>(s.hosts_without_job_end),
-                     static_cast<unsigned long long>(s.hosts));
-    std::fprintf(out, "  data            %s\n", file.c_str());
+    std::fputs(lines->c_str(), out);
 }
 
+int show_summary(const std::filesystem::path &file, double wait_s)
+{
+    const auto deadline = std::chrono::steady_clock::now() + std::chrono::duration<double>(wait_s);
+    Result<collector::JobSummary> summary = collector::read_job_summary(file);
+    while (!summary && summary.error().code() == Errc::not_found && std::chrono::steady_clock::now() < deadline) {
+        std::this_thread::sleep_for(std::chrono::milliseconds(50));
+        summary = collector::read_job_summary(file);
+    }
+    auto lines = summary ? summary_lines(file) : Result<std::string>(summary.error());
+    if (!summary || !lines) {
+        std::fprintf(stderr, "colmet: no summary of %s within %g s: %s\n", file.c_str(), wait_s,
+                     (summary ? lines.error() : summary.error()).message().c_str());
+        return 1;
+    }
+    std::fprintf(stderr, "colmet: job %s ended after %s\n%s", summary->job_id.c_str(),
+                 human_seconds(summary->duration_s).c_str(), lines->c_str());
+    return 0;
+}
 }  // namespace colmet::job

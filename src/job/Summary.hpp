@@ -1,6 +1,8 @@
 // The summary colmet-job run prints when the command ends.
 #pragma once
 
+#include "common/result.hpp"
+
 #include <filesystem>
 #include <string>
 
@@ -16,5 +18,17 @@ std::string human_energy(double joules);
 // is unknown (an external collector), say where the data went instead.
 void print_summary(const std::string &job_id, const std::filesystem::path &file, int wait_status, double wall_seconds,
                    const std::string &external_uri);
+
+// The lines of a job's summary (CPU time, efficiency, memory, I/O, energy,
+// samples, warnings, waste flags, the file) from its HDF5 file, as
+// print_summary prints them after its first line; or the error that the
+// file has no summary yet, or cannot be read.
+Result<std::string> summary_lines(const std::filesystem::path &file);
+
+// colmet-job summary: wait up to wait_s seconds for the job file's summary
+// (the collector writes it when the job's end arrives) and print it to
+// stderr, first line "colmet: job <id> ended after <duration>"; what went
+// wrong otherwise. 0 when printed, 1 when not.
+int show_summary(const std::filesystem::path &file, double wait_s);
 
 }  // namespace colmet::job

@@ -33,6 +33,28 @@ leftover_cgroups() {
   [ -z "$(leftover_cgroups)" ]
 }
 
+@test "colmet-job summary prints a file's summary as run does, and says why when there is none" {
+  run "$COLMET_BIN/colmet-job" run --job-id "t-show-$$" --hdf5-dir out -s 0.3 -- "$COLMET_BIN/colmet-workload" --cpu-seconds 0.3
+  [ "$status" -eq 0 ]
+  ran=$(grep -E '^  (CPU time|peak memory|samples|data) ' <<<"$output")
+  run "$COLMET_BIN/colmet-job" summary "$PWD/out/t-show-$$.h5"
+  echo "$output"
+  [ "$status" -eq 0 ]
+  [[ "${lines[0]}" =~ ^colmet:\ job\ t-show-$$\ ended\ after\ [0-9.]+\ s$ ]]
+  [ "$(grep -E '^  (CPU time|peak memory|samples|data) ' <<<"$output")" = "$ran" ]
+  # No file: waited for, then said (srun's host may not see the collector's files).
+  run "$COLMET_BIN/colmet-job" summary --wait 0.3 out/none.h5
+  [ "$status" -eq 1 ]
+  [ "$output" = "colmet: no summary of out/none.h5 within 0.3 s: no job file out/none.h5" ]
+  # Not a job file: said at once.
+  echo "not hdf5" > out/bad.h5
+  run "$COLMET_BIN/colmet-job" summary --wait 5 out/bad.h5
+  [ "$status" -eq 1 ]
+  [[ "$output" == "colmet: no summary of out/bad.h5 within 5 s: "* ]]
+  run "$COLMET_BIN/colmet-job" summary --wait 700 out/none.h5
+  [ "$status" -eq 64 ]
+}
+
 @test "Ctrl-C reaches the command, colmet-job cleans up and exits 130" {
   # A new process group stands in for the terminal's foreground group.
   # bats runs it in the background, where SIGINT starts ignored: python

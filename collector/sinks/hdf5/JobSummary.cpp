@@ -1,5 +1,7 @@
 #include "collector/sinks/hdf5/JobSummary.hpp"
 
+#include "collector/flags/WasteFlags.hpp"
+
 #include "collector/sinks/hdf5/Hdf5Io.hpp"
 #include "collector/sinks/hdf5/JobAggregate.hpp"
 #include "common/names.hpp"
@@ -140,6 +142,15 @@ Result<JobSummary> read_job_summary(const std::filesystem::path &file)
             s.*i64.field = *v;
     if (auto v = hdf5::read_str_attr(group->get(), "cgroup_warning"))
         s.cgroup_warning = std::move(*v);
+    if (auto flags = hdf5::open_group(f.get(), "flags")) {
+        for (std::string_view name : flags::k_flag_names) {
+            auto text = hdf5::read_str_attr(flags->get(), std::string(name).c_str());
+            if (!text)
+                continue;
+            auto since = hdf5::read_i64_attr(flags->get(), (std::string(name) + "_since_ns").c_str());
+            s.flags.push_back({std::string(name), std::move(*text), since ? *since : 0});
+        }
+    }
     return s;
 }
 

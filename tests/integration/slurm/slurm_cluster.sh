@@ -259,7 +259,7 @@ CONF
     fi >"$(dirname "$1")/cgroup.conf"
     chmod 644 "$(dirname "$1")/cgroup.conf"
 }
-PLUGIN_ARGS="collector=$COLLECTOR_URI spool_dir=$T/spool metrics=perfhw:task_clock,page_faults,context_switches period=0.5 run_dir=$T/run colmet_job=$COLMET_BIN/colmet-job colmet_ctl=$COLMET_BIN/colmet-ctl log_file=$T/log/colmet-job.log"
+PLUGIN_ARGS="summary_dir=$T/h5 summary_wait=20 collector=$COLLECTOR_URI spool_dir=$T/spool metrics=perfhw:task_clock,page_faults,context_switches period=0.5 run_dir=$T/run colmet_job=$COLMET_BIN/colmet-job colmet_ctl=$COLMET_BIN/colmet-ctl log_file=$T/log/colmet-job.log"
 write_plugstack() {  # write_plugstack EXTRA-ARGS...
     echo "required $PLUGIN $PLUGIN_ARGS $*" >"$T/plugstack.conf"
 }
@@ -551,6 +551,23 @@ if [ -n "$J8" ] && wait_summary "$T/h5/$J8.h5"; then
     check_cpu "salloc job $J8: cgroup CPU time" "$(cpu_file "$T/h5/$J8.h5")" "$(job_truth "$J8" 0)"
     check_step_file "$J8" 0
 else fail "salloc --colmet: no job file for job '$J8' ($(cat "$T/salloc.out"))"; fi
+
+# --- 4c. srun --colmet on a terminal: the step's summary at its end -------------------------
+log "srun --colmet on a terminal"
+# script(1) gives srun a terminal, as a user at a login shell has; the
+# plugin prints the step's summary there once the collector has written it
+# (summary_dir: where this host sees the collector's files).
+as_user script -qefc "srun --colmet -n1 $WORKLOAD --cpu-seconds 0.5" "$T/work/tty.out" >/dev/null 2>&1
+rc=$?
+tr -d '\r' <"$T/work/tty.out" | sed 's/^/#   /'
+tty_job=$(sed -n 's/^colmet: job \([0-9]*\)\.0 ended after .*/\1/p' "$T/work/tty.out" | head -1)
+check "srun --colmet on a terminal exits 0 and prints its step's summary ($(tr -d '\r' <"$T/work/tty.out" | grep '^colmet' | head -2 | tr '\n' ' '))" \
+    [ "$rc" -eq 0 -a -n "$tty_job" ]
+check "the terminal's summary is the step file's: its CPU time and its file" \
+    bash -c "tr -d '\r' <'$T/work/tty.out' | grep -q '^  CPU time        ' && tr -d '\r' <'$T/work/tty.out' | grep -qF '  data            $T/h5/$tty_job.0.h5'"
+# Without a terminal (a batch script's srun, a pipe) nothing is printed.
+out=$(as_user srun --colmet -n1 $WORKLOAD --cpu-seconds 0.1 2>&1)
+check "srun --colmet without a terminal prints no summary" bash -c "! grep -q '^colmet: job' <<<'$out'"
 
 # --- 5. no --colmet: no file ------------------------------------------------------------
 if [ "$MODE" = linuxproc ]; then

@@ -266,3 +266,31 @@ TEST_F(ActionsTest, the_prolog_passes_the_job_context_and_the_first_named_step_s
     EXPECT_TRUE(claim_context(run_dir(), 42));  // gone with the marker: claimable again
     EXPECT_TRUE(m_log.error.empty());
 }
+
+TEST_F(ActionsTest, srun_prints_its_steps_summary_on_a_terminal_only)
+{
+    m_config.summary_dir = "/shared/colmet";
+    m_config.summary_wait = 7;
+    srun_summary(m_config, 42, 3, UserChoice{}, true, m_log.log());
+    Calls calls = test::fake_calls(m_tree);
+    ASSERT_EQ(calls.size(), 1U);
+    EXPECT_EQ(calls[0], "summary --wait 7 /shared/colmet/42.3.h5");
+    // Not on a terminal, not asked for, not a numbered step, no directory,
+    // no step samplers: nothing.
+    srun_summary(m_config, 42, 3, UserChoice{}, false, m_log.log());
+    srun_summary(m_config, 42, 3, std::nullopt, true, m_log.log());
+    srun_summary(m_config, 42, 3, UserChoice{Request::off, ""}, true, m_log.log());
+    srun_summary(m_config, 42, 0xfffffffbU, UserChoice{}, true, m_log.log());
+    m_config.steps = false;
+    srun_summary(m_config, 42, 3, UserChoice{}, true, m_log.log());
+    m_config.steps = true;
+    m_config.summary_dir.clear();
+    srun_summary(m_config, 42, 3, UserChoice{}, true, m_log.log());
+    EXPECT_EQ(test::fake_calls(m_tree).size(), 1U);
+    // mode=all samples a job that did not say --colmet.
+    m_config.summary_dir = "/shared/colmet";
+    m_config.mode = Mode::all;
+    srun_summary(m_config, 43, 0, std::nullopt, true, m_log.log());
+    EXPECT_EQ(test::fake_calls(m_tree).size(), 2U);
+    EXPECT_TRUE(m_log.error.empty());
+}

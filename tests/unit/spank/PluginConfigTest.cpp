@@ -37,7 +37,8 @@ TEST(PluginConfigTest, reads_every_key)
 {
     auto c = parse({"collector=tcp://10.0.0.1:5556", "metrics=perfhw:task_clock,page_faults", "period=0.5",
                     "cgroup_root=/cg", "mode=all", "run_dir=/tmp/run", "colmet_job=/opt/colmet-job",
-                    "log_file=/var/log/colmet.log", "spool_dir=/var/spool/x", "steps=no", "timeout=5"});
+                    "log_file=/var/log/colmet.log", "spool_dir=/var/spool/x", "steps=no", "timeout=5",
+                    "summary_dir=/shared/colmet", "summary_wait=2.5"});
     ASSERT_TRUE(c.ok()) << c.error().message();
     EXPECT_EQ(c->collector, "tcp://10.0.0.1:5556");
     EXPECT_EQ(c->metrics, "perfhw:task_clock,page_faults");
@@ -50,6 +51,8 @@ TEST(PluginConfigTest, reads_every_key)
     EXPECT_EQ(c->spool_dir, "/var/spool/x");
     EXPECT_FALSE(c->steps);
     EXPECT_DOUBLE_EQ(c->timeout, 5);
+    EXPECT_EQ(c->summary_dir, "/shared/colmet");
+    EXPECT_DOUBLE_EQ(c->summary_wait, 2.5);
 }
 
 TEST(PluginConfigTest, rejects_unknown_key_and_names_the_known_ones)
@@ -73,7 +76,8 @@ TEST(PluginConfigTest, rejects_bad_values)
           Case{"collector=tcp://a:1,,tcp://b:1", "empty address"}, Case{"cgroup_root=relative/dir", "absolute path"},
           Case{"spool_dir=spool", "absolute path"}, Case{"steps=maybe", "yes or no"},
           Case{"metrics=perfhw,bogus", "unknown spec item 'bogus'"}, Case{"timeout=0", "1 and 60"},
-          Case{"novalue", "not key=value"}, Case{"=x", "not key=value"}}) {
+          Case{"summary_dir=h5", "absolute path"}, Case{"summary_wait=61", "between 0 and 60"},
+          Case{"summary_wait=-1", "between 0 and 60"}, Case{"novalue", "not key=value"}, Case{"=x", "not key=value"}}) {
         auto c = parse({k.arg});
         ASSERT_FALSE(c.ok()) << k.arg;
         EXPECT_NE(c.error().message().find(k.expect), std::string::npos) << k.arg << ": " << c.error().message();
