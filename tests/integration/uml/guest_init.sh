@@ -1,7 +1,7 @@
 #!/bin/bash
 # pid 1 of the user-mode Linux guest booted by uml_run.sh: a pure cgroup v2
-# machine of its own (proc, sysfs, cgroup2, tmpfs /run /tmp /dev/shm, the
-# loopback; what the command needs of the machine's /tmp bound in), then
+# machine of its own (proc, sysfs, cgroup2, tmpfs /run /tmp /dev/shm, devpts,
+# the loopback; what the command needs of the machine's /tmp bound in), then
 # the command uml_run.sh wrote in $COLMET_UML_DIR/env, its output and exit
 # status written back there, and power off.
 export PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin
@@ -20,6 +20,8 @@ unset COLMET_UML_DIR
     [ -n "$entry" ] && mkdir -p "/tmp/$entry" && mount --bind "/run/host-tmp/$entry" "/tmp/$entry"
   done <"$dir/tmp_entries"
   mkdir -p /dev/shm && mount -t tmpfs -o mode=1777 tmpfs /dev/shm
+  # Pseudo-terminals (script(1) gives srun one in the Slurm test).
+  mkdir -p /dev/pts && mount -t devpts -o newinstance,ptmxmode=0666,mode=0620 devpts /dev/pts
   [ -e /dev/fd ] || ln -s /proc/self/fd /dev/fd
   ip link set lo up
   # The guest has no network device: nothing can leave it. An address of

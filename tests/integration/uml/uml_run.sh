@@ -7,7 +7,7 @@
 #
 # The guest mounts its own /proc, /sys, cgroup2 on /sys/fs/cgroup (controllers
 # cpu, io, memory, pids; no cpuset in Debian's build), tmpfs on /run, /tmp and
-# /dev/shm, brings up the loopback (with 192.0.2.1 besides 127.0.0.1: the guest
+# /dev/shm, devpts on /dev/pts, brings up the loopback (with 192.0.2.1 besides 127.0.0.1: the guest
 # has no network device at all) and takes this machine's host name (so that
 # /etc/hosts resolves it); everything else
 # (binaries, the build tree, /etc/passwd) is the host's, read and written
