@@ -1,7 +1,8 @@
 #include "scheduler/JobContext.hpp"
 
+#include "common/text.hpp"
+
 #include <array>
-#include <charconv>
 
 namespace colmet::sched {
 
@@ -22,15 +23,12 @@ constexpr std::array k_keys{
     ContextKey{"start_time", ContextKind::time, false, "when the job started, seconds since the epoch"},
 };
 
+// A whole non-negative decimal number: digits only (no blanks, no sign).
 std::optional<uint64_t> parse_count(std::string_view s)
 {
-    if (s.empty() || s.size() > 19)
+    if (s.empty() || s.size() > 19 || s.find_first_not_of("0123456789") != std::string_view::npos)
         return std::nullopt;
-    uint64_t v = 0;
-    auto [end, ec] = std::from_chars(s.data(), s.data() + s.size(), v);
-    if (ec != std::errc() || end != s.data() + s.size())
-        return std::nullopt;
-    return v;
+    return text::parse_u64(s);
 }
 
 // Control characters (C0, DEL) become spaces; cut to `max` bytes without

@@ -9,6 +9,7 @@
 #include <algorithm>
 #include <cerrno>
 #include <fcntl.h>
+#include <functional>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -495,26 +496,25 @@ Result<void> JobFile::flush(HostMap &hosts, IoCounters &counters)
     return ok();
 }
 
-Result<void> JobFile::write_summary(const JobSummary &summary)
+Result<void> JobFile::write_flushed(const char *what, const std::function<Result<void>(hid_t)> &write)
 {
     if (!attached())
-        return Error(Errc::internal, "summary of a closed file");
-    if (auto r = hdf5::write_summary(m_file.get(), summary); !r)
+        return Error(Errc::internal, std::string(what) + " of a closed file");
+    if (auto r = write(m_file.get()); !r)
         return r;
     if (H5Fflush(m_file.get(), H5F_SCOPE_LOCAL) < 0)
         return h5_error("flush");
     return ok();
 }
 
+Result<void> JobFile::write_summary(const JobSummary &summary)
+{
+    return write_flushed("summary", [&summary](hid_t file) { return hdf5::write_summary(file, summary); });
+}
+
 Result<void> JobFile::write_flags(const std::vector<JobFlag> &flags)
 {
-    if (!attached())
-        return Error(Errc::internal, "flags of a closed file");
-    if (auto r = hdf5::write_flags(m_file.get(), flags); !r)
-        return r;
-    if (H5Fflush(m_file.get(), H5F_SCOPE_LOCAL) < 0)
-        return h5_error("flush");
-    return ok();
+    return write_flushed("flags", [&flags](hid_t file) { return hdf5::write_flags(file, flags); });
 }
 
 uint64_t JobFile::drop_pending(HostMap &hosts)

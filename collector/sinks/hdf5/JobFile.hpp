@@ -21,6 +21,7 @@
 
 #include <cstdint>
 #include <filesystem>
+#include <functional>
 #include <map>
 #include <optional>
 #include <string>
@@ -111,6 +112,8 @@ public:
     uint64_t drop_pending(HostMap &hosts);
 
 private:
+    // write(file), then H5Fflush; `what` names it in the error of a closed file.
+    Result<void> write_flushed(const char *what, const std::function<Result<void>(hid_t)> &write);
     struct BackendNode {
         Group group;
         wire::Scope scope = wire::Scope::job;
