@@ -295,10 +295,11 @@ PYEOF
   [[ "$output" == *"colmet-cluster.json"* && "$output" == *"colmet-job.json"* && "$output" == *"colmet-rules.yml"* ]]
 }
 
-@test "the energy and GPU panels and rules return data for a job with RAPL and GPUs (fixture RAPL, the NVML test double)" {
+@test "the energy, GPU and flag panels and rules return data for a job with RAPL and GPUs (fixture RAPL, the NVML test double)" {
   [ -n "${COLMET_FAKE_NVML_LIB:-}" ] || skip "COLMET_FAKE_NVML_LIB does not name the NVML test double (CTest sets it)"
   start_vm
-  collector --tsdb-url "$VM/api/v1/write" --tsdb-cluster ci
+  # Windows of a second: the job's idle GPU (3 %) is flagged gpu_idle.
+  collector --tsdb-url "$VM/api/v1/write" --tsdb-cluster ci --flag-window 1 --flag-cpu-efficiency 0
   sys="$BATS_TEST_TMPDIR/sys"
   mkdir -p "$sys/class/powercap/intel-rapl:0"
   echo package-0 > "$sys/class/powercap/intel-rapl:0/name"
@@ -330,7 +331,7 @@ PYEOF
   for _ in $(seq 20); do
     curl -sf "$VM/internal/force_flush"
     run "$PY" "$BATS_TEST_DIRNAME/tsdb/check_queries.py" "$BATS_TEST_DIRNAME/../../contrib" "$VM" "$job_id" ci "$at" \
-      '(?i)gpu|energy|power'
+      '(?i)gpu|energy|power|flagged'
     [ "$status" -eq 0 ] && break
     sleep 0.5
   done
@@ -339,5 +340,6 @@ PYEOF
   # The GPU panels and rule were among those that had to return data.
   [[ "$output" == *"ok   colmet-job.json: GPU utilisation [A]: 1 series"* ]]
   [[ "$output" == *"ok   colmet-rules.yml: ColmetJobGpuIdle: 1 series"* ]]
+  [[ "$output" == *"ok   colmet-rules.yml: ColmetJobFlagged: 1 series"* ]]
   [[ "$output" == *"ok   colmet-job.json: Energy: the job's share and its nodes' (W) [A]: 1 series"* ]]
 }
