@@ -340,6 +340,8 @@ bool Hdf5Sink::open_job(JobState &job, int64_t now_ns)
             hdf5::File file{H5Fopen(job.path.c_str(), H5F_ACC_RDONLY, fapl.get())};
             if (auto r = file ? hdf5::restore_hosts(file.get(), job.hosts) : Result<void>(hdf5::h5_error("open")); !r)
                 report(job.job_id, r.error().with_context("read " + job.path.string()));
+            if (file)
+                hdf5::restore_flags(file.get(), job.flags.raised);
         }
         job.restored = true;
         note_restored_end(job);
@@ -384,6 +386,7 @@ bool Hdf5Sink::attach(JobState &job, int64_t now_ns)
             ++m_stats.write_errors;
             report(job.job_id, r.error());
         }
+        hdf5::restore_flags(job.file->id(), job.flags.raised);
         note_restored_end(job);
         sync_state_bytes(job);
     }

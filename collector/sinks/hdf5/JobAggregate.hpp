@@ -158,4 +158,8 @@ Result<void> write_summary(hid_t file, const JobSummary &summary);
 // text) and <name>_since_ns. Nothing when there is none.
 Result<void> write_flags(hid_t file, const std::vector<JobFlag> &flags);
 
+// Append the flags /flags holds that `flags` lacks (a job the sink forgot
+// and meets again, read_job_summary); nothing without /flags.
+void restore_flags(hid_t file, std::vector<JobFlag> &flags);
+
 }  // namespace colmet::collector::hdf5

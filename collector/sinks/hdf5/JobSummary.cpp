@@ -9,6 +9,7 @@
 #include <nlohmann/json.hpp>
 
 #include <array>
+#include <algorithm>
 #include <cmath>
 #include <system_error>
 
@@ -142,15 +143,7 @@ Result<JobSummary> read_job_summary(const std::filesystem::path &file)
             s.*i64.field = *v;
     if (auto v = hdf5::read_str_attr(group->get(), "cgroup_warning"))
         s.cgroup_warning = std::move(*v);
-    if (auto flags = hdf5::open_group(f.get(), "flags")) {
-        for (std::string_view name : flags::k_flag_names) {
-            auto text = hdf5::read_str_attr(flags->get(), std::string(name).c_str());
-            if (!text)
-                continue;
-            auto since = hdf5::read_i64_attr(flags->get(), (std::string(name) + "_since_ns").c_str());
-            s.flags.push_back({std::string(name), std::move(*text), since ? *since : 0});
-        }
-    }
+    hdf5::restore_flags(f.get(), s.flags);
     return s;
 }
 
@@ -174,6 +167,22 @@ Result<void> write_summary(hid_t file, const JobSummary &summary)
         if (auto r = write_str_attr(group->get(), "cgroup_warning", summary.cgroup_warning); !r)
             return r;
     return write_flags(file, summary.flags);
+}
+
+void restore_flags(hid_t file, std::vector<JobFlag> &flags)
+{
+    auto group = open_group(file, "flags");
+    if (!group)
+        return;
+    for (std::string_view name : flags::k_flag_names) {
+        if (std::any_of(flags.begin(), flags.end(), [&](const JobFlag &f) { return f.name == name; }))
+            continue;
+        auto text = read_str_attr(group->get(), std::string(name).c_str());
+        if (!text)
+            continue;
+        auto since = read_i64_attr(group->get(), (std::string(name) + "_since_ns").c_str());
+        flags.push_back({std::string(name), std::move(*text), since ? *since : 0});
+    }
 }
 
 Result<void> write_flags(hid_t file, const std::vector<JobFlag> &flags)

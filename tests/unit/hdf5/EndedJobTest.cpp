@@ -93,7 +93,11 @@ TEST_F(EndedJobTest, a_silent_job_is_announced_incomplete_and_again_complete_at_
     s->consume(message(MessageKind::job_end, "7", "a", k_t0 + 2 * k_second, {cpu_block(2, 2, 0)}),
                at(t + 300 * k_second));
     ASSERT_EQ(m_ended.size(), 2u);
-    EXPECT_EQ(nlohmann::json::parse(m_ended[1].json)["complete"], true);
+    const auto late = nlohmann::json::parse(m_ended[1].json);
+    EXPECT_EQ(late["complete"], true);
+    // The sink forgot the job, and read its flag back from the file with it.
+    ASSERT_EQ(late["flags"].size(), 1u) << late.dump();
+    EXPECT_EQ(late["flags"][0], json["flags"][0]);
 }
 
 TEST(SummaryJson, text_that_is_not_utf8_is_replaced_never_refused)
