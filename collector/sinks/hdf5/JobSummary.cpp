@@ -8,8 +8,8 @@
 
 #include <nlohmann/json.hpp>
 
-#include <array>
 #include <algorithm>
+#include <array>
 #include <cmath>
 #include <system_error>
 
