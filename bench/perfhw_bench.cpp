@@ -10,8 +10,8 @@
 // directory), puts a sleeping process in it and opens perf events in cgroup
 // mode. Software events only, so it runs without a hardware PMU.
 #include "cgroup/CgroupFs.hpp"
-#include "node/backends/perfhw/PerfEventSpec.hpp"
 #include "node/backends/perfhw/PerfhwBackend.hpp"
+#include "perf/PerfEventSpec.hpp"
 
 #include <benchmark/benchmark.h>
 
@@ -76,9 +76,9 @@ struct BenchJob {
             problem = r.error().message();
             return;
         }
-        std::vector<perfhw::PerfEventSpec> specs;
+        std::vector<perf::PerfEventSpec> specs;
         for (const char *name : k_events) {
-            auto spec = perfhw::resolve_event(name);
+            auto spec = perf::resolve_event(name);
             if (!spec) {
                 problem = spec.error().message();
                 return;

@@ -45,7 +45,7 @@ struct CpuTotals {
     double cpus = 0;
     bool known = false;
 };
-CpuTotals cpu_totals(const hdf5::HostMap &hosts)
+CpuTotals cpu_totals(const HostMap &hosts)
 {
     CpuTotals t;
     for (const auto &[name, h] : hosts) {
@@ -62,7 +62,7 @@ struct GpuTotals {
     double sum = 0;
     uint64_t n = 0;
 };
-GpuTotals gpu_totals(const hdf5::HostMap &hosts)
+GpuTotals gpu_totals(const HostMap &hosts)
 {
     GpuTotals t;
     for (const auto &[name, h] : hosts) {
@@ -72,7 +72,7 @@ GpuTotals gpu_totals(const hdf5::HostMap &hosts)
     return t;
 }
 
-void open_window(const hdf5::HostMap &hosts, FlagState &state, int64_t now_ns)
+void open_window(const HostMap &hosts, FlagState &state, int64_t now_ns)
 {
     state.window_open = true;
     state.window_start_ns = now_ns;
@@ -89,7 +89,7 @@ bool has_flag(const FlagState &state, std::string_view name)
     return std::any_of(state.raised.begin(), state.raised.end(), [&](const Flag &f) { return f.name == name; });
 }
 
-void check_window(const FlagRules &rules, const hdf5::HostMap &hosts, FlagState &state, int64_t now_ns)
+void check_window(const FlagRules &rules, const HostMap &hosts, FlagState &state, int64_t now_ns)
 {
     if (!(rules.window_s > 0))
         return;
@@ -121,7 +121,7 @@ void check_window(const FlagRules &rules, const hdf5::HostMap &hosts, FlagState 
     open_window(hosts, state, now_ns);
 }
 
-void check_silence(const FlagRules &rules, const hdf5::HostMap &hosts, FlagState &state, int64_t now_mono_ns,
+void check_silence(const FlagRules &rules, const HostMap &hosts, FlagState &state, int64_t now_mono_ns,
                    int64_t wall_now_ns)
 {
     if (!(rules.silence_s > 0) || has_flag(state, k_stopped_sending))
@@ -141,7 +141,7 @@ void check_silence(const FlagRules &rules, const hdf5::HostMap &hosts, FlagState
     }
 }
 
-void check_end(const FlagRules &rules, const hdf5::HostMap &hosts, const JobSummary &summary, FlagState &state)
+void check_end(const FlagRules &rules, const HostMap &hosts, const JobSummary &summary, FlagState &state)
 {
     const int64_t when = summary.ended_ns;
     if (rules.cpu_efficiency > 0 && std::isfinite(summary.cpu_efficiency) && summary.duration_s >= rules.window_s &&

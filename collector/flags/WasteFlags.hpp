@@ -6,7 +6,7 @@
 // file, colmet_job_flag points) and on-job-end gets it. Pure: no I/O.
 #pragma once
 
-#include "collector/sinks/hdf5/JobAggregate.hpp"
+#include "collector/summary/HostAggregate.hpp"
 
 #include <cstdint>
 #include <string>
@@ -53,7 +53,7 @@ bool has_flag(const FlagState &state, std::string_view name);
 // After each message of a running job (time: the message's): closes the
 // window when it is window_s long and raises low_cpu_efficiency or gpu_idle
 // for it. Cheap until then.
-void check_window(const FlagRules &rules, const hdf5::HostMap &hosts, FlagState &state, int64_t now_ns);
+void check_window(const FlagRules &rules, const HostMap &hosts, FlagState &state, int64_t now_ns);
 
 // On the collector's tick: stopped_sending for a host that has not ended
 // and from which the collector received nothing for max(silence_s, 3
@@ -61,13 +61,13 @@ void check_window(const FlagRules &rules, const hdf5::HostMap &hosts, FlagState 
 // clock, so that a late message, from a node spool, does not count as a
 // silence; a host not heard from since the collector started is left to
 // check_unended). Raised with the time of the epoch clock (wall_now_ns).
-void check_silence(const FlagRules &rules, const hdf5::HostMap &hosts, FlagState &state, int64_t now_mono_ns,
+void check_silence(const FlagRules &rules, const HostMap &hosts, FlagState &state, int64_t now_mono_ns,
                    int64_t wall_now_ns);
 
 // When the job's summary is written: the whole job's CPU efficiency and its
 // GPUs' mean utilisation (when the job lasted window_s), each host's memory
 // against its request (meta host_memory_mib).
-void check_end(const FlagRules &rules, const hdf5::HostMap &hosts, const JobSummary &summary, FlagState &state);
+void check_end(const FlagRules &rules, const HostMap &hosts, const JobSummary &summary, FlagState &state);
 
 // When the summary is written after the job's silence (silent_s) without
 // every host's job end: stopped_sending, unless raised already.

@@ -97,7 +97,7 @@ std::vector<std::string> sample_now_command(const PluginConfig &c, const std::st
 std::vector<std::string> summary_command(const PluginConfig &c, const std::string &id)
 {
     return {c.colmet_job, "summary", "--wait", seconds_text(c.summary_wait),
-            job_file(c.summary_dir, id, JobFile::data).string()};
+            job_file(c.summary_dir, id, JobFile::summary).string()};
 }
 
 std::vector<std::string> context_command(const PluginConfig &c, const std::string &id, const sched::Context &context)

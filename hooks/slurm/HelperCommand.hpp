@@ -46,8 +46,9 @@ std::vector<std::string> stop_command(const PluginConfig &c, const std::string &
 // colmet-ctl --sample-now for a sampler id (its control socket is in run_dir).
 std::vector<std::string> sample_now_command(const PluginConfig &c, const std::string &id);
 
-// colmet-job summary --wait <summary_wait> <summary_dir>/<id's file>: the
-// summary of a step's file, where srun's host sees the collector's files.
+// colmet-job summary --wait <summary_wait> <summary_dir>/<id's summary>: the
+// summary of a step (its <stem>.json), where srun's host sees the
+// collector's files.
 std::vector<std::string> summary_command(const PluginConfig &c, const std::string &id);
 
 // colmet-ctl --context KEY=VALUE... for a sampler id: what a step learns of

@@ -86,12 +86,6 @@ bool dir_exists(const fs::path &p)
     return fs::is_directory(p, ec);
 }
 
-bool path_exists(const fs::path &p)
-{
-    std::error_code ec;
-    return fs::exists(p, ec);
-}
-
 // True when `dir`, with symlinks resolved, is strictly below `root`.
 bool strictly_inside(const fs::path &dir, const fs::path &root)
 {

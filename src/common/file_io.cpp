@@ -44,6 +44,12 @@ Result<std::string_view> pread_all(int fd, std::string &buf, const std::filesyst
     }
 }
 
+bool path_exists(const std::filesystem::path &path)
+{
+    std::error_code ec;
+    return std::filesystem::exists(path, ec);
+}
+
 Result<std::string> read_file(const std::filesystem::path &path)
 {
     auto fd = open_read(path);

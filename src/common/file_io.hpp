@@ -19,6 +19,9 @@ Result<UniqueFd> open_read(const std::filesystem::path &path);
 // file grew past the buffer's capacity.
 Result<std::string_view> pread_all(int fd, std::string &buf, const std::filesystem::path &path_for_errors);
 
+// True when `path` exists (symlinks followed); false on any error.
+bool path_exists(const std::filesystem::path &path);
+
 // Read a whole file in one go (open, read, close).
 Result<std::string> read_file(const std::filesystem::path &path);
 

@@ -58,7 +58,21 @@ uint64_t fnv1a64(std::string_view bytes)
 
 std::filesystem::path job_file(const std::filesystem::path &dir, std::string_view id, JobFile kind)
 {
-    const char *suffix = kind == JobFile::sampler_record ? ".pid" : kind == JobFile::control_socket ? ".ctl" : ".h5";
+    const char *suffix = ".h5";
+    switch (kind) {
+    case JobFile::sampler_record:
+        suffix = ".pid";
+        break;
+    case JobFile::control_socket:
+        suffix = ".ctl";
+        break;
+    case JobFile::data:
+        suffix = ".h5";
+        break;
+    case JobFile::summary:
+        suffix = ".json";
+        break;
+    }
     return dir / (job_file_stem(id) + suffix);
 }
 

@@ -23,6 +23,7 @@ enum class JobFile {
     sampler_record,  // <run dir>/<stem>.pid, colmet-job's record of the job's sampler
     control_socket,  // <control dir>/<stem>.ctl, the sampler's control socket
     data,            // <HDF5 dir>/<stem>.h5, the collector's file of the job
+    summary,         // <HDF5 dir>/<stem>.json, the job's summary as JSON, written with the file's /summary
 };
 
 // The one rule that turns a job id into a file name stem, for every

@@ -1,8 +1,8 @@
 #include "job/HookSupport.hpp"
 
 #include "cgroup/CgroupFs.hpp"
+#include "cgroup/PerfEventHierarchy.hpp"
 #include "common/log.hpp"
-#include "node/backends/perfhw/perf_mount.hpp"
 
 #include <algorithm>
 #include <cerrno>
@@ -98,7 +98,7 @@ Result<void> remove_created_cgroups(const SamplerRecord &r, const fs::path &run_
 {
     Result<void> first;
     if (r.perf_cgroup_created && !r.perf_root.empty()) {
-        if (auto rm = node::backends::perfhw::remove_job_perf_cgroup(r.perf_root, r.cgroup); !rm) {
+        if (auto rm = cgroup::remove_job_perf_cgroup(r.perf_root, r.cgroup); !rm) {
             spdlog::warn("job {}: cannot remove its perf_event cgroup: {}", r.job_id, rm.error().message());
             first = rm;
         } else {

@@ -204,8 +204,8 @@ int job_main(int argc, char **argv)
     std::string summary_file;
     double summary_wait_s = 10;
     auto *summary_cmd = app.add_subcommand(
-        "summary", "Print a job's summary from its HDF5 file, waiting for the collector to write it (Slurm's srun)");
-    summary_cmd->add_option("file", summary_file, "The job's HDF5 file, as the collector writes it")->required();
+        "summary", "Print a job's summary from its JSON file, waiting for the collector to write it (Slurm's srun)");
+    summary_cmd->add_option("file", summary_file, "The job's summary, <stem>.json beside its HDF5 file")->required();
     summary_cmd->add_option("--wait", summary_wait_s, "Seconds to wait for the summary when the job has just ended")
         ->check(CLI::Range(0.0, 600.0))
         ->capture_default_str();

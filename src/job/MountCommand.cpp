@@ -1,6 +1,6 @@
 #include "job/MountCommand.hpp"
 
-#include "node/backends/perfhw/perf_mount.hpp"
+#include "cgroup/PerfEventHierarchy.hpp"
 
 #include <cstdio>
 
@@ -8,7 +8,7 @@ namespace colmet::job {
 
 int mount_command(const MountOptions &options)
 {
-    auto dir = node::backends::perfhw::ensure_perf_event_hierarchy(options.cgroup_root);
+    auto dir = cgroup::ensure_perf_event_hierarchy(options.cgroup_root);
     if (!dir) {
         std::fprintf(stderr, "colmet-job mount-perf-event: %s\n", dir.error().message().c_str());
         return 69;

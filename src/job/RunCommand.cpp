@@ -1,12 +1,12 @@
 #include "job/RunCommand.hpp"
 
 #include "cgroup/CgroupFs.hpp"
-#include "collector/sinks/hdf5/Hdf5Sink.hpp"
+#include "cgroup/PerfEventHierarchy.hpp"
+#include "collector/summary/JobSummary.hpp"
 #include "common/clock.hpp"
 #include "common/names.hpp"
 #include "job/Process.hpp"
 #include "job/Summary.hpp"
-#include "node/backends/perfhw/perf_mount.hpp"
 #include "spec/backend_catalog.hpp"
 
 #include <spdlog/spdlog.h>
@@ -95,12 +95,13 @@ bool wait_for_file(const std::filesystem::path &file, pid_t node, int timeout_ms
     return true;
 }
 
-// The collector closes a job's file and writes its summary when the job
-// ends; wait for that (bounded) before stopping the collector.
+// The collector closes a job's file and writes its summary (and the
+// summary's JSON, `file`) when the job ends; wait for that (bounded) before
+// stopping the collector.
 void wait_for_summary(const std::filesystem::path &file, int timeout_ms)
 {
     for (int waited = 0; waited < timeout_ms; waited += 20) {
-        if (collector::read_job_summary(file))
+        if (collector::read_summary_file(file))
             return;
         std::this_thread::sleep_for(std::chrono::milliseconds(20));
     }
@@ -220,7 +221,7 @@ int run_command(const RunOptions &o)
     if (o.enable_perfhw) {
         // The job's cgroup gets a perf_event directory too when the
         // hierarchy is mounted: mount it first when nobody has.
-        if (auto r = node::backends::perfhw::ensure_perf_event_hierarchy(o.cgroup_root); !r)
+        if (auto r = cgroup::ensure_perf_event_hierarchy(o.cgroup_root); !r)
             spdlog::warn("perf_event hierarchy: {} (perfhw will not count)", r.error().message());
     }
     cgroup::CgroupFs fs(o.cgroup_root);
@@ -375,7 +376,7 @@ int run_command(const RunOptions &o)
     // With the private collector, wait (bounded) until the sampler's first
     // message is stored, so that even a very short command is sampled from
     // its start.
-    auto file = collector::job_file_path(hdf5_dir, job_id);
+    auto file = job_file(hdf5_dir, job_id, JobFile::data);
     if (state.collector > 0 && !wait_for_file(file, state.node, 3000))
         state.node = 0;
 
@@ -401,7 +402,7 @@ int run_command(const RunOptions &o)
         terminate(state.node, 3000);
     state.node = 0;
     if (state.collector > 0) {
-        wait_for_summary(file, 5000);
+        wait_for_summary(job_file(hdf5_dir, job_id, JobFile::summary), 5000);
         terminate(state.collector, 10000);
         state.collector = 0;
     }
@@ -414,8 +415,9 @@ int run_command(const RunOptions &o)
     sigaction(SIGHUP, &old_hup, nullptr);
 
     if (!o.quiet && go == 'g') {
-        print_summary(job_id, o.zeromq_uri.empty() ? file : std::filesystem::path(), status,
-                      static_cast<double>(ended - started) / 1e9, o.zeromq_uri);
+        print_summary(job_id,
+                      o.zeromq_uri.empty() ? job_file(hdf5_dir, job_id, JobFile::summary) : std::filesystem::path(),
+                      status, static_cast<double>(ended - started) / 1e9, o.zeromq_uri);
         if (o.zeromq_uri.empty() && o.report_path.empty() && std::filesystem::exists(file))
             std::fprintf(stderr, "  report          colmet-report %s\n",
                          shell_word(file.lexically_normal().string()).c_str());

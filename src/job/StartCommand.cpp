@@ -1,6 +1,7 @@
 #include "job/StartCommand.hpp"
 
 #include "cgroup/CgroupFs.hpp"
+#include "cgroup/PerfEventHierarchy.hpp"
 #include "common/clock.hpp"
 #include "common/config_section.hpp"
 #include "common/log.hpp"
@@ -12,7 +13,6 @@
 #include "job/SamplerRecord.hpp"
 #include "job/SpecEvents.hpp"
 #include "node/NodeOptions.hpp"
-#include "node/backends/perfhw/perf_mount.hpp"
 #include "node/delivery/SpoolFlush.hpp"
 #include "scheduler/JobContext.hpp"
 #include "scheduler/Profile.hpp"
@@ -256,7 +256,7 @@ int do_start(const StartOptions &o)
     Result<fs::path> perf_root = Error(Errc::unsupported, "cgroup v2: no separate perf_event hierarchy");
     bool perf_dir_existed = false;
     if (v1) {
-        perf_root = node::backends::perfhw::ensure_perf_event_hierarchy(o.cgroup_root);
+        perf_root = cgroup::ensure_perf_event_hierarchy(o.cgroup_root);
         if (perf_root)
             perf_dir_existed = fs::is_directory(*perf_root / rel_tail, ec);
     }
@@ -300,7 +300,7 @@ int do_start(const StartOptions &o)
         if (!perf_root) {
             spdlog::warn("job {}: no perf_event hierarchy ({}); perf counters will not be available", o.job_id,
                          perf_root.error().message());
-        } else if (auto dir = node::backends::perfhw::ensure_job_perf_cgroup(*perf_root, *relative); !dir) {
+        } else if (auto dir = cgroup::ensure_job_perf_cgroup(*perf_root, *relative); !dir) {
             spdlog::warn("job {}: cannot create its perf_event cgroup: {}", o.job_id, dir.error().message());
         } else {
             record.perf_root = perf_root->string();
@@ -312,7 +312,7 @@ int do_start(const StartOptions &o)
     // cgroup, so that work started before the sampler is counted too.
     if (!record.perf_root.empty() && paths) {
         const fs::path perf_dir = fs::path(record.perf_root) / rel_tail;
-        if (auto moved = node::backends::perfhw::move_job_procs(*paths, perf_dir); !moved)
+        if (auto moved = cgroup::move_job_procs(*paths, perf_dir); !moved)
             spdlog::warn("job {}: cannot move its running processes into {}: {}", o.job_id, perf_dir.string(),
                          moved.error().message());
         else if (*moved > 0)

@@ -1,6 +1,6 @@
 #include "job/Summary.hpp"
 
-#include "collector/sinks/hdf5/Hdf5Sink.hpp"
+#include "collector/summary/JobSummary.hpp"
 
 #include <chrono>
 #include <cmath>
@@ -74,12 +74,8 @@ __attribute__((format(printf, 2, 3))) void add_line(std::string &out, const char
 
 }  // namespace
 
-Result<std::string> summary_lines(const std::filesystem::path &file)
+std::string summary_lines(const collector::JobSummary &s)
 {
-    auto summary = collector::read_job_summary(file);
-    if (!summary)
-        return summary.error();
-    const auto &s = *summary;
     std::string out;
     add_line(out, "  CPU time        %s (user %s, system %s)\n", human_seconds(s.cpu_time_s).c_str(),
              human_seconds(s.user_time_s).c_str(), human_seconds(s.system_time_s).c_str());
@@ -106,7 +102,8 @@ Result<std::string> summary_lines(const std::filesystem::path &file)
                  static_cast<unsigned long long>(s.hosts_without_job_end), static_cast<unsigned long long>(s.hosts));
     for (const auto &flag : s.flags)
         add_line(out, "  FLAG            %s: %s\n", flag.name.c_str(), flag.text.c_str());
-    add_line(out, "  data            %s\n", file.c_str());
+    if (!s.file.empty())
+        add_line(out, "  data            %s\n", s.file.c_str());
     return out;
 }
 
@@ -120,30 +117,29 @@ void print_summary(const std::string &job_id, const std::filesystem::path &file,
         std::fprintf(out, "  data sent to the collector at %s\n", external_uri.c_str());
         return;
     }
-    auto lines = summary_lines(file);
-    if (!lines) {
-        std::fprintf(out, "  no summary: %s\n", lines.error().message().c_str());
+    auto summary = collector::read_summary_file(file);
+    if (!summary) {
+        std::fprintf(out, "  no summary: %s\n", summary.error().message().c_str());
         return;
     }
-    std::fputs(lines->c_str(), out);
+    std::fputs(summary_lines(*summary).c_str(), out);
 }
 
 int show_summary(const std::filesystem::path &file, double wait_s)
 {
     const auto deadline = std::chrono::steady_clock::now() + std::chrono::duration<double>(wait_s);
-    Result<collector::JobSummary> summary = collector::read_job_summary(file);
+    Result<collector::JobSummary> summary = collector::read_summary_file(file);
     while (!summary && summary.error().code() == Errc::not_found && std::chrono::steady_clock::now() < deadline) {
         std::this_thread::sleep_for(std::chrono::milliseconds(50));
-        summary = collector::read_job_summary(file);
+        summary = collector::read_summary_file(file);
     }
-    auto lines = summary ? summary_lines(file) : Result<std::string>(summary.error());
-    if (!summary || !lines) {
+    if (!summary) {
         std::fprintf(stderr, "colmet: no summary of %s within %g s: %s\n", file.c_str(), wait_s,
-                     (summary ? lines.error() : summary.error()).message().c_str());
+                     summary.error().message().c_str());
         return 1;
     }
     std::fprintf(stderr, "colmet: job %s ended after %s\n%s", summary->job_id.c_str(),
-                 human_seconds(summary->duration_s).c_str(), lines->c_str());
+                 human_seconds(summary->duration_s).c_str(), summary_lines(*summary).c_str());
     return 0;
 }
 }  // namespace colmet::job

@@ -1,7 +1,7 @@
 // The summary colmet-job run prints when the command ends.
 #pragma once
 
-#include "common/result.hpp"
+#include "collector/summary/JobSummary.hpp"
 
 #include <filesystem>
 #include <string>
@@ -14,18 +14,19 @@ std::string human_seconds(double seconds);
 // Energy in joules and kilowatt-hours: "5400.0 J = 0.001500 kWh".
 std::string human_energy(double joules);
 
-// Print the job's summary to stderr, read from its HDF5 file. When the file
-// is unknown (an external collector), say where the data went instead.
+// Print the job's summary to stderr, read from the summary's JSON the
+// collector leaves beside the job's file (job_file(dir, id,
+// JobFile::summary)). When it is unknown (an external collector), say where
+// the data went instead.
 void print_summary(const std::string &job_id, const std::filesystem::path &file, int wait_status, double wall_seconds,
                    const std::string &external_uri);
 
 // The lines of a job's summary (CPU time, efficiency, memory, I/O, energy,
-// samples, warnings, waste flags, the file) from its HDF5 file, as
-// print_summary prints them after its first line; or the error that the
-// file has no summary yet, or cannot be read.
-Result<std::string> summary_lines(const std::filesystem::path &file);
+// samples, warnings, waste flags, the data file), as print_summary prints
+// them after its first line.
+std::string summary_lines(const collector::JobSummary &summary);
 
-// colmet-job summary: wait up to wait_s seconds for the job file's summary
+// colmet-job summary: wait up to wait_s seconds for the job's summary JSON
 // (the collector writes it when the job's end arrives) and print it to
 // stderr, first line "colmet: job <id> ended after <duration>"; what went
 // wrong otherwise. 0 when printed, 1 when not.

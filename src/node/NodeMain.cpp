@@ -17,11 +17,11 @@
 #include "node/backends/NodeBackends.hpp"
 #include "node/backends/gpu/GpuBackend.hpp"
 #include "node/backends/perfhw/MappingFile.hpp"
-#include "node/backends/perfhw/PerfEventSpec.hpp"
 #include "node/backends/perfhw/PerfhwBackend.hpp"
 #include "node/backends/registry.hpp"
 #include "node/delivery/SpoolFlush.hpp"
 #include "node/energy/EnergyShareBackend.hpp"
+#include "perf/PerfEventSpec.hpp"
 #include "spec/event_list.hpp"
 #include "wire/rules.hpp"
 
@@ -293,17 +293,17 @@ std::unique_ptr<MetricBackend> make_energy_share(const std::vector<std::unique_p
     return nullptr;
 }
 
-Result<std::vector<backends::perfhw::PerfEventSpec>> resolve_perf_events(const std::vector<std::string> &list,
-                                                                         const std::string &sysfs_root)
+Result<std::vector<perf::PerfEventSpec>> resolve_perf_events(const std::vector<std::string> &list,
+                                                             const std::string &sysfs_root)
 {
     auto names = spec::split_event_list(list);
     if (!names)
         return names.error();
     if (names->empty())
         return Error::invalid("no event given");
-    std::vector<backends::perfhw::PerfEventSpec> specs;
+    std::vector<perf::PerfEventSpec> specs;
     for (const auto &name : *names) {
-        auto spec = backends::perfhw::resolve_event(name, sysfs_root);
+        auto spec = perf::resolve_event(name, sysfs_root);
         if (!spec)
             return spec.error();
         specs.push_back(std::move(*spec));
@@ -343,7 +343,7 @@ int run(const NodeOptions &o)
     }
 
     // Event names are checked before anything is opened: a typo is a usage error.
-    Result<std::vector<backends::perfhw::PerfEventSpec>> events = std::vector<backends::perfhw::PerfEventSpec>{};
+    Result<std::vector<perf::PerfEventSpec>> events = std::vector<perf::PerfEventSpec>{};
     if (o.enable_perfhw)
         events = resolve_perf_events(o.perfhw_list, o.sysfs_root);
     if (!events) {

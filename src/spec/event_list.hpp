@@ -1,7 +1,7 @@
 // Lists of perf event names as users write them (colmet-node's
 // --perfhw-list, a job spec's perfhw:..., colmet-ctl's perfhw change): the
 // syntax and the bound only. Whether an event exists on a node is the
-// perfhw backend's question (node/backends/perfhw/PerfEventSpec.hpp).
+// perfhw backend's question (perf/PerfEventSpec.hpp).
 #pragma once
 
 #include "common/result.hpp"

@@ -98,7 +98,7 @@ want = collections.defaultdict(dict)
 for line in open(expected):
     job, host, name, sent = line.split("\t")
     want[job][host] = (name, int(sent))
-files = sorted(glob.glob(os.path.join(out, "*")))
+files = sorted(glob.glob(os.path.join(out, "*.h5")))
 assert len(files) == 20, files
 per_collector = collections.Counter()
 for path in files:
@@ -142,7 +142,7 @@ PYEOF
   stop_pid "$PID_B" 30; PID_B=
   [ "$(sha256sum "$file")" = "$before" ]
   [ "$(h5 "$file" 'sorted(f["hosts"])')" = "['h1']" ]
-  [ "$(ls "$OUT")" = "$job.h5" ]
+  [ "$(ls "$OUT" | tr '\n' ' ')" = "$job.h5 $job.json " ]
 }
 
 @test "malformed collector lists are refused before anything starts" {
@@ -179,7 +179,7 @@ PYEOF
   grep -E "to tcp://127.0.0.1:[0-9]+ \(the job's collector of those in --zeromq-uri\)" "$BATS_TEST_TMPDIR/node-conf.log"
   stop_pid "$PID_A" 30; PID_A=
   stop_pid "$PID_B" 30; PID_B=
-  [ "$(ls "$OUT")" = "conf-$$.h5" ]
+  [ "$(ls "$OUT" | tr '\n' ' ')" = "conf-$$.h5 conf-$$.json " ]
   writer=$(h5 "$OUT/conf-$$.h5" 'f.attrs["collector"]')
   uri=$(sed -n "s/.*every 0.5 s to \(tcp:[^ ]*\) .*/\1/p" "$BATS_TEST_TMPDIR/node-conf.log")
   if [ "$uri" = "$URI_A" ]; then [ "$writer" = A ]; else [ "$writer" = B ]; fi

@@ -67,6 +67,14 @@ except colmet.ColmetError as e:
   ! getfacl -cp "$OUT/access-a.h5" | grep -q "user:$BOB"
   getfacl -cp "$OUT/access-b.h5" | grep -qx "user:$BOB:r--"
   getfacl -cp "$OUT/access-a.h5" | grep -qx "other::---"
+  # The summary's JSON beside each file: the same access, colmet-job reads it.
+  [ "$(stat -c '%a %U' "$OUT/access-a.json")" = "640 root" ]
+  getfacl -cp "$OUT/access-a.json" | grep -qx "user:$ALICE:r--"
+  ! getfacl -cp "$OUT/access-a.json" | grep -q "user:$BOB"
+  run as "$ALICE" "$COLMET_BIN/colmet-job" summary --wait 0 "$OUT/access-a.json"
+  [ "$status" -eq 0 ] && [[ "${lines[0]}" == "colmet: job access-a ended after "* ]]
+  run as "$BOB" "$COLMET_BIN/colmet-job" summary --wait 0 "$OUT/access-a.json"
+  [ "$status" -eq 1 ] && [[ "$output" == *"access-a.json: Permission denied"* ]]
 
   run open_as "$ALICE" "$OUT/access-a.h5"
   echo "$output"

@@ -37,21 +37,25 @@ leftover_cgroups() {
   run "$COLMET_BIN/colmet-job" run --job-id "t-show-$$" --hdf5-dir out -s 0.3 -- "$COLMET_BIN/colmet-workload" --cpu-seconds 0.3
   [ "$status" -eq 0 ]
   ran=$(grep -E '^  (CPU time|peak memory|samples|data) ' <<<"$output")
-  run "$COLMET_BIN/colmet-job" summary "$PWD/out/t-show-$$.h5"
+  # The summary's JSON beside the file: colmet-job reads it without HDF5.
+  [ -f "out/t-show-$$.json" ]
+  run "$COLMET_BIN/colmet-job" summary "$PWD/out/t-show-$$.json"
   echo "$output"
   [ "$status" -eq 0 ]
   [[ "${lines[0]}" =~ ^colmet:\ job\ t-show-$$\ ended\ after\ [0-9.]+\ s$ ]]
   [ "$(grep -E '^  (CPU time|peak memory|samples|data) ' <<<"$output")" = "$ran" ]
   # No file: waited for, then said (srun's host may not see the collector's files).
-  run "$COLMET_BIN/colmet-job" summary --wait 0.3 out/none.h5
+  run "$COLMET_BIN/colmet-job" summary --wait 0.3 out/none.json
   [ "$status" -eq 1 ]
-  [ "$output" = "colmet: no summary of out/none.h5 within 0.3 s: no job file out/none.h5" ]
-  # Not a job file: said at once.
-  echo "not hdf5" > out/bad.h5
-  run "$COLMET_BIN/colmet-job" summary --wait 5 out/bad.h5
+  [ "$output" = "colmet: no summary of out/none.json within 0.3 s: out/none.json does not exist (the job has not ended, or no HDF5 sink stores it)" ]
+  # Not a summary: said at once, with the reason.
+  echo "not json" > out/bad.json
+  SECONDS=0
+  run "$COLMET_BIN/colmet-job" summary --wait 5 out/bad.json
   [ "$status" -eq 1 ]
-  [[ "$output" == "colmet: no summary of out/bad.h5 within 5 s: "* ]]
-  run "$COLMET_BIN/colmet-job" summary --wait 700 out/none.h5
+  [ "$SECONDS" -lt 3 ]
+  [ "$output" = "colmet: no summary of out/bad.json within 5 s: out/bad.json: not a JSON object" ]
+  run "$COLMET_BIN/colmet-job" summary --wait 700 out/none.json
   [ "$status" -eq 64 ]
 }
 

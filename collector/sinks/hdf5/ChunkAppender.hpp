@@ -33,7 +33,7 @@ public:
     // Write k rows (row-major, row_bytes() each) after the existing ones:
     // extends the dataset, then writes every chunk from the tail's first row
     // to the end. On failure nothing in memory changes (and the caller must
-    // not use the file any more: see JobFile::abandon).
+    // not use the file any more: see JobWriter::abandon).
     Result<void> append(hid_t dataset, const void *rows, size_t k, ChunkCodec &codec);
     Result<void> append(hid_t dataset, const RowCopy &rows, size_t k, ChunkCodec &codec);
 

@@ -6,6 +6,7 @@
 #include "collector/sinks/hdf5/Hdf5Io.hpp"
 #include "collector/sinks/hdf5/JobState.hpp"
 #include "common/clock.hpp"
+#include "common/names.hpp"
 
 #include <spdlog/spdlog.h>
 
@@ -132,7 +133,7 @@ JobState *Hdf5Sink::job_for(const std::string &job_id)
 {
     if (auto it = m_jobs.find(job_id); it != m_jobs.end())
         return it->second.get();
-    auto path = job_file_path(m_options.dir, job_id);
+    auto path = job_file(m_options.dir, job_id, JobFile::data);
     if (path.parent_path() != m_options.dir || path.filename() == "." || path.filename() == "..") {
         ++m_stats.messages_dropped;
         report(job_id, Error::invalid("job file " + path.string() + " would lie outside " + m_options.dir.string()));
@@ -178,39 +179,39 @@ void Hdf5Sink::consume_message(const wire::Message &msg, const Delivery &deliver
         return;
     }
     const size_t hosts_before = job.hosts.size();
-    hdf5::HostAggregate &host = job.hosts[msg.host];
+    HostAggregate &host = job.hosts[msg.host];
     bool room = false;
     if (acked) {
         // Stored only in order, and only when there is room for it now.
-        const hdf5::OrderCheck order = hdf5::check_order(host, msg);
-        if (order.order == hdf5::Order::duplicate) {
+        const OrderCheck order = check_order(host, msg);
+        if (order.order == Order::duplicate) {
             ++m_stats.duplicates_dropped;
             host.ack_due = true;  // its acknowledgement may have been lost
             return;
         }
-        room = order.order == hdf5::Order::store && make_room(hdf5::JobFile::append_bound(msg), &job, now) && job.file;
+        room = order.order == Order::store && make_room(hdf5::JobWriter::append_bound(msg), &job, now) && job.file;
         if (!room) {
             ++m_stats.messages_deferred;
             if (job.hosts.size() != hosts_before || order.given_up > 0)
                 sync_state_bytes(job);
             return;
         }
-        hdf5::observe_message(host, msg, delivery.lost);
+        observe_message(host, msg, delivery.lost);
         host.ack_due = true;
     } else {
-        const hdf5::SequenceCheck seq = hdf5::check_sequence(host, msg, delivery.sender_new);
+        const SequenceCheck seq = check_sequence(host, msg, delivery.sender_new);
         if (seq.duplicate) {
             ++m_stats.duplicates_dropped;  // its row is stored already (a new host never has a duplicate)
             return;
         }
-        hdf5::observe_message(host, msg, delivery.lost + seq.gap);
+        observe_message(host, msg, delivery.lost + seq.gap);
     }
     host.last_received_ns = now;
     if (job.hosts.size() != hosts_before || !msg.meta.empty()) {
         note_reader(job, msg);
         sync_state_bytes(job);
     }
-    if (room || (make_room(hdf5::JobFile::append_bound(msg), &job, now) && job.file)) {
+    if (room || (make_room(hdf5::JobWriter::append_bound(msg), &job, now) && job.file)) {
         job.file->append(msg);
         sync_file_bytes(job);
     } else {
@@ -263,7 +264,7 @@ void Hdf5Sink::record_loss(const SinkLoss &loss, int64_t now_ns)
 {
     std::error_code ec;
     if (!m_jobs.contains(loss.job_id) &&
-        !std::filesystem::is_regular_file(job_file_path(m_options.dir, loss.job_id), ec)) {
+        !std::filesystem::is_regular_file(job_file(m_options.dir, loss.job_id, JobFile::data), ec)) {
         m_stats.tsdb_points_unrecorded += loss.points;
         report(loss.job_id, Error(Errc::not_found, "no file to record " + std::to_string(loss.points) +
                                                        " points the time-series sink could not deliver"));
@@ -308,7 +309,7 @@ void Hdf5Sink::record_overlap(const std::string &job_id, const std::string &host
     if (!agg.overlapping_jobs.insert(other).second)
         return;
     agg.dirty = true;
-    const size_t bytes = hdf5::k_set_entry_bytes + (other.capacity() > 15 ? other.size() + 1 : 0);
+    const size_t bytes = k_set_entry_bytes + (other.capacity() > 15 ? other.size() + 1 : 0);
     job.state_bytes += bytes;  // as sync_state_bytes() counts it, without walking every overlap again
     m_state_bytes += bytes;
 }
@@ -321,10 +322,10 @@ bool Hdf5Sink::open_job(JobState &job, int64_t now_ns)
     const bool can_write = writable();
     if (can_write && now_ns < job.retry_after_ns)
         return false;
-    if (!make_room(sizeof(hdf5::JobFile) + (can_write ? k_open_file_bytes : 0), &job, now_ns))
+    if (!make_room(sizeof(hdf5::JobWriter) + (can_write ? k_open_file_bytes : 0), &job, now_ns))
         return false;
-    job.file = std::make_unique<hdf5::JobFile>(job.path, job.job_id, m_options.writer,
-                                               hdf5::SegmentOptions{m_options.compression_level}, *m_codec);
+    job.file = std::make_unique<hdf5::JobWriter>(job.path, job.job_id, m_options.writer,
+                                                 hdf5::SegmentOptions{m_options.compression_level}, *m_codec);
     job.last_flush_ns = now_ns;
     sync_file_bytes(job);
     if (can_write) {
@@ -533,7 +534,7 @@ bool Hdf5Sink::write_summary_now(JobState &job, int64_t now_ns, JobSummary *writ
         return false;
     if (!flush_job(job, now_ns))
         return false;
-    JobSummary summary = hdf5::summarize(job.job_id, job.hosts);
+    JobSummary summary = summarize(job.job_id, job.hosts);
     flags::check_end(m_options.flag_rules, job.hosts, summary, job.flags);
     if (unended)
         flags::check_unended(m_options.flag_rules, summary, m_options.idle_close_s, job.flags);
@@ -546,6 +547,14 @@ bool Hdf5Sink::write_summary_now(JobState &job, int64_t now_ns, JobSummary *writ
         return false;
     }
     ++m_stats.summaries_written;
+    // The same summary as JSON beside the file, for colmet-job (no HDF5
+    // there); a failure leaves the file's /summary as it is.
+    summary.file = job.path;
+    if (auto r = hdf5::write_summary_file(job_file(m_options.dir, job.job_id, JobFile::summary), summary, job.reader);
+        !r) {
+        ++m_stats.write_errors;
+        report(job.job_id, r.error());
+    }
     if (written)
         *written = std::move(summary);
     return true;

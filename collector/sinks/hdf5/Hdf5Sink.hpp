@@ -1,5 +1,5 @@
 // The HDF5 sink of colmet-collector: one file per job, <dir>/<name>.h5 (see
-// job_file_path()), laid out as docs/hdf5-layout.md describes.
+// job_file(dir, id, JobFile::data)), laid out as docs/hdf5-layout.md describes.
 //
 //   auto sink = make_hdf5_sink({.dir = "/var/lib/colmet"});
 //   if (!sink) ...;             // the directory could not be created
@@ -30,9 +30,10 @@
 #include "collector/Sink.hpp"
 #include "collector/flags/WasteFlags.hpp"
 #include "collector/sinks/hdf5/FileAccess.hpp"
-#include "collector/sinks/hdf5/JobSummary.hpp"
 #include "collector/sinks/hdf5/NodeSharing.hpp"
+#include "collector/sinks/hdf5/SummaryStore.hpp"
 #include "common/log.hpp"
+#include "common/names.hpp"
 #include "common/result.hpp"
 
 #include <cstdint>
@@ -50,7 +51,7 @@ namespace colmet::collector {
 namespace hdf5 {
 class ChunkCodec;
 class DiskSpace;
-class JobFile;
+class JobWriter;
 struct JobState;
 }  // namespace hdf5
 
@@ -185,7 +186,7 @@ private:
     std::list<hdf5::JobState *> m_attached;  // jobs whose file is open, least recently used first
     size_t m_open_files = 0;
     uint64_t m_budget = 0;       // memory_budget_bytes less one open file (the one a flush may open)
-    uint64_t m_file_bytes = 0;   // sum of the jobs' JobFile::memory_bytes()
+    uint64_t m_file_bytes = 0;   // sum of the jobs' JobWriter::memory_bytes()
     uint64_t m_state_bytes = 0;  // sum of the jobs' state (hosts, overlaps, ...)
     bool m_making_room = false;
     hdf5::NodeSharing m_sharing;  // which jobs shared each host, for overlapping_jobs

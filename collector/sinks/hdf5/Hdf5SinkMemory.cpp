@@ -38,7 +38,7 @@ void Hdf5Sink::sync_state_bytes(JobState &job)
 {
     size_t bytes = sizeof(JobState) + k_entry_bytes + heap(job.job_id) + heap(job.path.native());
     for (const auto &[name, host] : job.hosts)
-        bytes += sizeof(host) + k_entry_bytes + heap(name) + hdf5::host_heap_bytes(host);
+        bytes += sizeof(host) + k_entry_bytes + heap(name) + host_heap_bytes(host);
     m_state_bytes = m_state_bytes - std::min<uint64_t>(m_state_bytes, job.state_bytes) + bytes;
     job.state_bytes = bytes;
 }

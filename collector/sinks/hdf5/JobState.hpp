@@ -2,8 +2,8 @@
 #pragma once
 
 #include "collector/flags/WasteFlags.hpp"
-#include "collector/sinks/hdf5/JobAggregate.hpp"
-#include "collector/sinks/hdf5/JobFile.hpp"
+#include "collector/sinks/hdf5/JobWriter.hpp"
+#include "collector/summary/HostAggregate.hpp"
 
 #include <cstdint>
 #include <filesystem>
@@ -23,7 +23,7 @@ struct JobState {
     std::string job_id;
     std::filesystem::path path;
     HostMap hosts;
-    std::unique_ptr<JobFile> file;
+    std::unique_ptr<JobWriter> file;
     std::optional<std::list<JobState *>::iterator> attached;  // in the sink's list of open files
     bool restored = false;                                    // hosts include what an existing file held
     bool announced = false;        // handed to the ended-job listener (or ended before a restart)

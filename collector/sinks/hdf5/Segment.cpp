@@ -296,7 +296,7 @@ Result<size_t> Segment::flush(ChunkCodec &codec, size_t *dropped)
     }
     if (!written) {
         // No rollback: after an HDF5 error the file is closed without a
-        // further write (JobFile::abandon) and opened again later.
+        // further write (JobWriter::abandon) and opened again later.
         *dropped = k;
         return written.error().with_context("write " + std::to_string(k) + " rows");
     }

@@ -22,7 +22,7 @@
 #pragma once
 
 #include "collector/Sink.hpp"
-#include "collector/sinks/hdf5/JobSummary.hpp"
+#include "collector/summary/JobSummary.hpp"
 #include "wire/ack.hpp"
 #include "wire/message.hpp"
 

@@ -83,9 +83,9 @@ void TsdbSink::consume(const wire::Message &msg, const Delivery &delivery) noexc
             else if (const auto *k = sched::find_context_key(key); k != nullptr && k->label)
                 set_context_label(job, key, value);
         }
-        hdf5::HostAggregate &host = job.hosts[msg.host];
+        HostAggregate &host = job.hosts[msg.host];
         if (!again)
-            hdf5::observe_message(host, msg, delivery.lost);
+            observe_message(host, msg, delivery.lost);
         host.last_received_ns = delivery.received_mono_ns;
         host.pending_meta.clear();
         const Labels job_labels{m_options.cluster, msg.host, msg.job_id, job.user, job.label_view};
@@ -175,7 +175,7 @@ void TsdbSink::send_new_flags(const std::string &job_id, JobInfo &job)
 
 void TsdbSink::send_summary(const std::string &job_id, JobInfo &job)
 {
-    JobSummary summary = hdf5::summarize(job_id, job.hosts);
+    JobSummary summary = summarize(job_id, job.hosts);
     flags::check_end(m_options.flag_rules, job.hosts, summary, job.flags);
     if (job.flags.raised.size() > job.flags_sent)
         send_new_flags(job_id, job);

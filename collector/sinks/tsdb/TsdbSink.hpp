@@ -31,10 +31,10 @@
 
 #include "collector/Sink.hpp"
 #include "collector/flags/WasteFlags.hpp"
-#include "collector/sinks/hdf5/JobAggregate.hpp"
 #include "collector/sinks/tsdb/BatchLedger.hpp"
 #include "collector/sinks/tsdb/Encoder.hpp"
 #include "collector/sinks/tsdb/HttpSender.hpp"
+#include "collector/summary/HostAggregate.hpp"
 #include "common/result.hpp"
 
 #include <functional>
@@ -97,7 +97,7 @@ private:
         flags::FlagState flags;  // the job's waste flags (as the HDF5 sink raises them)
         size_t flags_sent = 0;   // of flags.raised, those already written as points
         int64_t seen_mono_ns = 0;
-        hdf5::HostMap hosts;  // what the summary needs, as the HDF5 sink keeps it
+        HostMap hosts;  // what the summary needs, as the HDF5 sink keeps it
     };
     static void set_context_label(JobInfo &job, const std::string &key, const std::string &value);
     // colmet_job_flag{flag="<name>"} 1 at its time for each flag raised

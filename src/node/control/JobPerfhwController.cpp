@@ -4,8 +4,8 @@
 #include "common/log.hpp"
 #include "common/text.hpp"
 #include "node/backends/perfhw/MappingFile.hpp"
-#include "node/backends/perfhw/PerfEventSpec.hpp"
 #include "node/backends/perfhw/PerfhwBackend.hpp"
+#include "perf/PerfEventSpec.hpp"
 #include "spec/event_list.hpp"
 
 namespace colmet::node::control {
@@ -19,9 +19,9 @@ Result<std::unique_ptr<MetricBackend>> JobPerfhwController::build(const std::vec
         return split.error();
     if (split->empty())
         return Error::invalid("no event given");
-    std::vector<perfhw::PerfEventSpec> specs;
+    std::vector<perf::PerfEventSpec> specs;
     for (const auto &name : *split) {
-        auto spec = perfhw::resolve_event(name, m_options.sysfs_root);
+        auto spec = perf::resolve_event(name, m_options.sysfs_root);
         if (!spec)
             return spec.error();
         specs.push_back(std::move(*spec));

@@ -208,8 +208,8 @@ TEST(CollectorRobustness, survives_ten_thousand_hostile_messages_and_stores_the_
     messages_sent += 5;
 
     // Give the collector time to drain, then check it is still alive.
-    fs::path job_file = collector::job_file_path(out, job);
-    for (int i = 0; i < 100 && !fs::exists(job_file); ++i)
+    fs::path data_file = job_file(out, job, JobFile::data);
+    for (int i = 0; i < 100 && !fs::exists(data_file); ++i)
         std::this_thread::sleep_for(std::chrono::milliseconds(100));
     std::this_thread::sleep_for(std::chrono::milliseconds(500));
     ASSERT_EQ(waitpid(collector, nullptr, WNOHANG), 0) << "the collector died";
@@ -219,7 +219,7 @@ TEST(CollectorRobustness, survives_ten_thousand_hostile_messages_and_stores_the_
     EXPECT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 0) << "status " << status;
 
     // The valid job is stored with its summary.
-    auto summary = collector::read_job_summary(job_file);
+    auto summary = collector::read_job_summary(data_file);
     ASSERT_TRUE(summary) << summary.error().message();
     EXPECT_EQ(summary->samples_received, 5u);
     EXPECT_DOUBLE_EQ(summary->cpu_time_s, 4.0);

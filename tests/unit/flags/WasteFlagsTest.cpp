@@ -15,9 +15,9 @@ namespace {
 constexpr int64_t k_s = 1'000'000'000;
 constexpr int64_t k_t0 = 1'800'000'000 * k_s;
 
-hdf5::HostAggregate host(double cpus, double cpu_s, double period_s = 1)
+HostAggregate host(double cpus, double cpu_s, double period_s = 1)
 {
-    hdf5::HostAggregate h;
+    HostAggregate h;
     h.seen = true;
     h.started = true;
     h.first_ns = h.last_ns = k_t0;
@@ -43,7 +43,7 @@ FlagRules rules()
 // second over the job.
 FlagState run_windows(double busy)
 {
-    hdf5::HostMap hosts{{"a", host(2, 0)}, {"b", host(2, 0)}};
+    HostMap hosts{{"a", host(2, 0)}, {"b", host(2, 0)}};
     FlagState state;
     for (int s = 0; s <= 20; ++s) {
         for (auto &[name, h] : hosts)
@@ -69,7 +69,7 @@ TEST(WasteFlagsTest, low_cpu_efficiency_over_a_window)
     // Off: nothing.
     FlagRules off = rules();
     off.cpu_efficiency = 0;
-    hdf5::HostMap hosts{{"a", host(2, 0)}};
+    HostMap hosts{{"a", host(2, 0)}};
     FlagState state;
     check_window(off, hosts, state, k_t0);
     check_window(off, hosts, state, k_t0 + 20 * k_s);
@@ -80,7 +80,7 @@ TEST(WasteFlagsTest, a_window_judges_only_its_own_time)
 {
     // Idle for the first 10 s, then busy: flagged for the first window
     // only; a job busy first and idle later is flagged at the second.
-    hdf5::HostMap hosts{{"a", host(1, 0)}};
+    HostMap hosts{{"a", host(1, 0)}};
     FlagState state;
     check_window(rules(), hosts, state, k_t0);
     hosts["a"].cpu_usage = 9;  // 90 % of 1 CPU
@@ -98,7 +98,7 @@ TEST(WasteFlagsTest, a_window_judges_only_its_own_time)
 
 TEST(WasteFlagsTest, unknown_cpus_judge_nothing)
 {
-    hdf5::HostMap hosts{{"a", host(NAN, 0)}};
+    HostMap hosts{{"a", host(NAN, 0)}};
     FlagState state;
     check_window(rules(), hosts, state, k_t0);
     check_window(rules(), hosts, state, k_t0 + 20 * k_s);
@@ -107,7 +107,7 @@ TEST(WasteFlagsTest, unknown_cpus_judge_nothing)
 
 TEST(WasteFlagsTest, gpu_idle_over_a_window_and_the_whole_job)
 {
-    hdf5::HostMap hosts{{"a", host(1, 0)}};
+    HostMap hosts{{"a", host(1, 0)}};
     hosts["a"].cpu_usage = 0;
     FlagRules r = rules();
     r.cpu_efficiency = 0;
@@ -141,7 +141,7 @@ TEST(WasteFlagsTest, gpu_idle_over_a_window_and_the_whole_job)
 
 TEST(WasteFlagsTest, memory_unused_against_each_hosts_request)
 {
-    hdf5::HostMap hosts{{"a", host(1, 1)}, {"b", host(1, 1)}};
+    HostMap hosts{{"a", host(1, 1)}, {"b", host(1, 1)}};
     hosts["a"].memory_request_mib = 8192;
     hosts["a"].memory_peak = 4096.0 * 1048576;  // half: kept
     hosts["b"].memory_request_mib = 8192;
@@ -167,7 +167,7 @@ TEST(WasteFlagsTest, memory_unused_against_each_hosts_request)
 
 TEST(WasteFlagsTest, the_whole_jobs_cpu_efficiency_at_its_end)
 {
-    hdf5::HostMap hosts{{"a", host(4, 1)}};
+    HostMap hosts{{"a", host(4, 1)}};
     JobSummary summary;
     summary.cpu_efficiency = 0.1;
     summary.duration_s = 5;  // shorter than a window: not judged
@@ -183,7 +183,7 @@ TEST(WasteFlagsTest, the_whole_jobs_cpu_efficiency_at_its_end)
 TEST(WasteFlagsTest, stopped_sending_after_the_silence_and_three_periods)
 {
     // Received at 1000 s and 1100 s of the collector's clock.
-    hdf5::HostMap hosts{{"a", host(1, 1, 20)}, {"b", host(1, 1, 1)}, {"c", host(1, 1, 1)}};
+    HostMap hosts{{"a", host(1, 1, 20)}, {"b", host(1, 1, 1)}, {"c", host(1, 1, 1)}};
     hosts["a"].last_received_ns = 1000 * k_s;
     hosts["b"].last_received_ns = 1100 * k_s;
     hosts["c"].last_received_ns = 0;  // restored from the file: not heard from since the start

@@ -5,7 +5,7 @@
 #include "Hdf5TestUtil.hpp"
 
 #include "FakeTree.hpp"
-#include "collector/sinks/hdf5/JobSummary.hpp"
+#include "collector/sinks/hdf5/SummaryStore.hpp"
 
 #include <gtest/gtest.h>
 #include <nlohmann/json.hpp>
@@ -49,7 +49,7 @@ TEST_F(EndedJobTest, a_job_is_announced_once_when_its_last_host_ended)
     const auto &job = m_ended[0];
     EXPECT_EQ(job.job_id, "42");
     EXPECT_EQ(job.user, "alice");
-    EXPECT_EQ(job.file, collector::job_file_path(m_dir, "42").string());
+    EXPECT_EQ(job.file, job_file(m_dir, "42", JobFile::data).string());
     const auto json = nlohmann::json::parse(job.json);
     EXPECT_EQ(json["job_id"], "42");
     EXPECT_EQ(json["user"], "alice");

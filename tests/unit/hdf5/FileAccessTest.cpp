@@ -100,7 +100,7 @@ TEST_F(FileAccessTest, the_sink_shares_a_job_file_with_the_user_of_its_job_start
     other.host = other.sender = "node-2";
     sink->consume(other, at(2));
     sink->close_all();
-    auto file = collector::job_file_path(dir, "7");
+    auto file = job_file(dir, "7", JobFile::data);
     EXPECT_EQ(*collector::hdf5::acl_users(file), std::vector<uid_t>{m_nobody});
     EXPECT_EQ(mode_of(file), 0640u);
     EXPECT_EQ(sink->stats().files_shared, 1u);
@@ -115,7 +115,7 @@ TEST_F(FileAccessTest, with_hdf5_owner_collector_no_user_is_added)
     EXPECT_EQ(mode_of(o.dir), 0750u);
     sink->consume(start_of("8", "nobody"), at(1));
     sink->close_all();
-    auto file = collector::job_file_path(o.dir, "8");
+    auto file = job_file(o.dir, "8", JobFile::data);
     EXPECT_TRUE(collector::hdf5::acl_users(file)->empty());
     EXPECT_EQ(mode_of(file), 0640u);
     EXPECT_EQ(sink->stats().files_shared, 0u);
@@ -127,13 +127,37 @@ TEST_F(FileAccessTest, a_file_made_before_its_user_is_known_is_shared_when_the_u
     auto sink = make_sink(options(dir));
     // A sample first (the collector restarted mid-job): no user yet.
     sink->consume(message(MessageKind::sample, "9", "node-1", k_t0, {cpu_block(1, 1, 0)}), at(1));
-    auto file = collector::job_file_path(dir, "9");
+    auto file = job_file(dir, "9", JobFile::data);
     ASSERT_TRUE(std::filesystem::exists(file));
     EXPECT_TRUE(collector::hdf5::acl_users(file)->empty());
     EXPECT_EQ(mode_of(file), 0640u);
     sink->consume(start_of("9", "nobody"), at(2));
     EXPECT_EQ(*collector::hdf5::acl_users(file), std::vector<uid_t>{m_nobody});
     sink->close_all();
+}
+
+TEST_F(FileAccessTest, the_summary_json_beside_a_file_is_as_private_as_the_file)
+{
+    for (FileOwner owner : {FileOwner::job_user, FileOwner::collector}) {
+        auto o = options(m_tree.path(owner == FileOwner::job_user ? "json-user" : "json-collector"));
+        o.owner = owner;
+        auto sink = make_sink(o);
+        sink->consume(start_of("10", "nobody"), at(1));
+        sink->consume(message(MessageKind::job_end, "10", "node-1", k_t0 + 1'000'000'000, {cpu_block(1, 1, 0)}), at(2));
+        sink->close_all();
+        auto json = job_file(o.dir, "10", JobFile::summary);
+        ASSERT_TRUE(std::filesystem::exists(json)) << json;
+        EXPECT_EQ(mode_of(json), 0640u);
+        const std::vector<uid_t> readers =
+            owner == FileOwner::job_user ? std::vector<uid_t>{m_nobody} : std::vector<uid_t>{};
+        EXPECT_EQ(*collector::hdf5::acl_users(json), readers) << file_owner_name(owner);
+        auto s = collector::read_summary_file(json);
+        ASSERT_TRUE(s.ok()) << s.error().message();
+        EXPECT_EQ(s->job_id, "10");
+        EXPECT_EQ(s->file, job_file(o.dir, "10", JobFile::data));
+        // Nothing but the file and its summary: no temporary file left.
+        EXPECT_EQ(std::distance(std::filesystem::directory_iterator(o.dir), std::filesystem::directory_iterator()), 2);
+    }
 }
 
 }  // namespace

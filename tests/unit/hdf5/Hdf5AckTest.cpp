@@ -49,7 +49,7 @@ protected:
     // The cgroup_cpu usage column of the job's file: one value per stored sample.
     std::vector<double> usage() const
     {
-        Reader r(collector::job_file_path(m_dir, "90"));
+        Reader r(job_file(m_dir, "90", JobFile::data));
         size_t cols = 0;
         auto v = r.values("/hosts/h/cgroup_cpu/segment_0", &cols);
         std::vector<double> out;
@@ -90,7 +90,7 @@ TEST_F(Hdf5AckTest, acknowledges_only_what_a_flush_wrote)
         EXPECT_EQ(acks_of(*sink), Seqs{5});
         sink->close_all();
         EXPECT_EQ(usage(), (std::vector<double>{1, 2, 3, 4, 5}));
-        Reader r(collector::job_file_path(m_dir, "90"));
+        Reader r(job_file(m_dir, "90", JobFile::data));
         EXPECT_EQ(r.i64("/hosts/h", "samples_lost"), 0);
         EXPECT_EQ(r.i64("/hosts/h", "last_seq"), 5);
     }
@@ -119,7 +119,7 @@ TEST_F(Hdf5AckTest, stores_in_order_and_counts_only_what_the_sender_gave_up)
     EXPECT_EQ(sink->stats().duplicates_dropped, 0u);
     sink->close_all();
     EXPECT_EQ(usage(), (std::vector<double>{1, 2, 3, 4, 5, 6, 9, 10, 11}));
-    Reader r(collector::job_file_path(m_dir, "90"));
+    Reader r(job_file(m_dir, "90", JobFile::data));
     EXPECT_EQ(r.i64("/hosts/h", "samples_lost"), 2);
     EXPECT_EQ(r.i64("/hosts/h", "samples_received"), 10);
     EXPECT_EQ(r.i64("/summary", "samples_lost"), 2);
@@ -148,7 +148,7 @@ TEST_F(Hdf5AckTest, a_resend_after_a_restart_fills_the_file_without_duplicates)
     EXPECT_EQ(sink->stats().duplicates_dropped, 3u);
     sink->close_all();
     EXPECT_EQ(usage(), (std::vector<double>{1, 2, 3, 4, 5, 6, 7, 8, 9, 10}));
-    Reader r(collector::job_file_path(m_dir, "90"));
+    Reader r(job_file(m_dir, "90", JobFile::data));
     EXPECT_EQ(r.i64("/hosts/h", "samples_lost"), 0);
     EXPECT_EQ(r.i64("/hosts/h", "last_seq"), 10);
 }
@@ -207,7 +207,7 @@ TEST_F(Hdf5AckTest, a_full_disk_acknowledges_nothing_and_loses_nothing)
     ASSERT_EQ(stored.size(), seq);
     for (uint64_t s = 1; s <= seq; ++s)
         EXPECT_EQ(stored[s - 1], static_cast<double>(s));
-    Reader r(collector::job_file_path(m_dir, "90"));
+    Reader r(job_file(m_dir, "90", JobFile::data));
     EXPECT_EQ(r.i64("/hosts/h", "samples_lost"), 0);
 }
 
@@ -217,7 +217,7 @@ TEST_F(Hdf5AckTest, a_full_disk_acknowledges_nothing_and_loses_nothing)
 // job without a file gets none and the points count as unrecorded.
 TEST_F(Hdf5AckTest, another_sinks_losses_are_recorded_in_the_file_and_its_summary)
 {
-    const auto path = collector::job_file_path(m_dir, "90");
+    const auto path = job_file(m_dir, "90", JobFile::data);
     {
         auto sink = make_sink(options(m_dir));
         EXPECT_TRUE(sink->records_losses());
@@ -231,7 +231,7 @@ TEST_F(Hdf5AckTest, another_sinks_losses_are_recorded_in_the_file_and_its_summar
         sink->record_losses({{"90", "h", 5}}, 13);
         EXPECT_EQ(Reader(path).i64("/summary", "tsdb_points_dropped"), 12) << "the summary is written again";
         sink->record_losses({{"91", "h", 3}}, 14);
-        EXPECT_FALSE(std::filesystem::exists(collector::job_file_path(m_dir, "91"))) << "no file made for a loss";
+        EXPECT_FALSE(std::filesystem::exists(job_file(m_dir, "91", JobFile::data))) << "no file made for a loss";
         EXPECT_EQ(sink->stats().tsdb_points_recorded, 12u);
         EXPECT_EQ(sink->stats().tsdb_points_unrecorded, 3u);
         sink->close_all();

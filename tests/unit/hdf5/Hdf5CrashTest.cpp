@@ -69,7 +69,7 @@ TEST(Hdf5CrashTest, sigkill_keeps_flushed_rows_and_a_new_process_appends)
     });
     ASSERT_TRUE(WIFSIGNALED(status) && WTERMSIG(status) == SIGKILL) << "status " << status;
 
-    auto file = collector::job_file_path(tree.path("out"), k_job);
+    auto file = job_file(tree.path("out"), k_job, JobFile::data);
     {
         Reader r(file);
         ASSERT_TRUE(r.ok()) << "the HDF5 C API opens a file its writer never closed";

@@ -143,7 +143,7 @@ TEST_F(Hdf5DiskFullTest, writing_pauses_below_min_free_space_and_resumes_when_sp
     auto stats = sink->stats();
     EXPECT_EQ(stats.write_errors, 0u);
     EXPECT_EQ(stats.rows_written, 2u * 240);
-    Reader r(collector::job_file_path(m_dir, "full"));
+    Reader r(job_file(m_dir, "full", JobFile::data));
     ASSERT_TRUE(r.ok());
     auto times = read_backend(r, "wide");
     ASSERT_EQ(times.size(), 240u);
@@ -179,7 +179,7 @@ TEST_F(Hdf5DiskFullTest, a_full_disk_is_survived_and_the_file_stays_readable)
     EXPECT_GE(stats.files_abandoned, 1u);
     EXPECT_GT(stats.rows_dropped, 0u);
 
-    auto file = collector::job_file_path(m_dir, "full");
+    auto file = job_file(m_dir, "full", JobFile::data);
     Reader r(file);
     ASSERT_TRUE(r.ok());
     auto times = read_backend(r, "wide");

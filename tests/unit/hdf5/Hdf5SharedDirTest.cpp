@@ -9,6 +9,7 @@
 
 #include <fstream>
 #include <iterator>
+#include <set>
 
 using namespace colmet;
 using namespace colmet::test::h5;
@@ -49,13 +50,21 @@ TEST_F(Hdf5SharedDirTest, a_file_names_its_collector_and_another_collector_leave
 {
     auto a = sink("A");
     run_job(*a, "7", "h1", 0, 5);
-    const auto file = collector::job_file_path(m_dir, "7");
+    const auto file = job_file(m_dir, "7", JobFile::data);
     {
         Reader r(file);
         ASSERT_TRUE(r.ok());
         EXPECT_EQ(r.string("/", "collector"), "A");
     }
     const std::string before = bytes_of(file);
+    const auto listing = [&] {
+        std::set<std::filesystem::path> names;
+        for (const auto &e : std::filesystem::directory_iterator(m_dir))
+            names.insert(e.path().filename());
+        return names;
+    };
+    const auto before_b = listing();
+    EXPECT_EQ(before_b, (std::set<std::filesystem::path>{"7.h5", "7.json"})) << "A's file and its summary";
 
     // The same job reaches collector B (a node with another list).
     auto b = sink("B");
@@ -67,8 +76,7 @@ TEST_F(Hdf5SharedDirTest, a_file_names_its_collector_and_another_collector_leave
     EXPECT_GE(stats.messages_dropped, 7u);
     EXPECT_EQ(stats.files_opened, 0u);
     EXPECT_EQ(bytes_of(file), before) << "B wrote into A's file";
-    EXPECT_EQ(std::distance(std::filesystem::directory_iterator(m_dir), std::filesystem::directory_iterator()), 1)
-        << "nothing set aside, nothing created";
+    EXPECT_EQ(listing(), before_b) << "nothing set aside, nothing created";
 
     // A, restarted under its name, still appends to its file.
     a->close_all();
@@ -89,7 +97,7 @@ TEST_F(Hdf5SharedDirTest, a_file_without_a_collector_becomes_the_first_openers)
         auto old = sink("");  // as colmet before the attribute existed
         run_job(*old, "8", "h1", 0, 2);
     }
-    const auto file = collector::job_file_path(m_dir, "8");
+    const auto file = job_file(m_dir, "8", JobFile::data);
     {
         Reader r(file);
         EXPECT_FALSE(r.has_attr("/", "collector"));
@@ -119,7 +127,7 @@ TEST_F(Hdf5SharedDirTest, two_collectors_write_their_own_jobs_side_by_side)
     a->close_all();
     b->close_all();
     for (int j = 0; j < 10; ++j) {
-        Reader r(collector::job_file_path(m_dir, "job" + std::to_string(j)));
+        Reader r(job_file(m_dir, "job" + std::to_string(j), JobFile::data));
         ASSERT_TRUE(r.ok());
         EXPECT_EQ(r.string("/", "collector"), j % 2 ? "B" : "A");
         EXPECT_EQ(r.time("/hosts/h/cgroup_cpu/segment_0").size(), 4u);

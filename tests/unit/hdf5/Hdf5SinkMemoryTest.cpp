@@ -114,7 +114,7 @@ TEST_F(Hdf5SinkMemoryTest, an_open_job_costs_far_less_than_an_open_file)
     EXPECT_GT(per_job, 1000u) << "the estimate counts the jobs";
     sink->close_all();
     EXPECT_EQ(sink->stats().rows_written, jobs * 4u);
-    Reader r(collector::job_file_path(m_dir, "job7"));
+    Reader r(job_file(m_dir, "job7", JobFile::data));
     EXPECT_EQ(r.time("/hosts/n7/processes/segment_0").size(), 1u);
 }
 
@@ -150,7 +150,7 @@ TEST_F(Hdf5SinkMemoryTest, a_flood_of_the_largest_messages_stays_under_the_budge
     EXPECT_EQ(sink->stats().write_errors, 0u);
     EXPECT_EQ(sink->stats().rows_written, static_cast<uint64_t>(jobs) * messages * backends);
     for (int j = 0; j < jobs; ++j) {
-        Reader r(collector::job_file_path(m_dir, "flood" + std::to_string(j)));
+        Reader r(job_file(m_dir, "flood" + std::to_string(j), JobFile::data));
         ASSERT_TRUE(r.ok());
         EXPECT_EQ(stored_rows(r, "h", names), static_cast<uint64_t>(messages * backends)) << j;
         size_t cols = 0;
@@ -211,7 +211,7 @@ TEST_F(Hdf5SinkMemoryTest, while_writing_is_paused_rows_wait_up_to_the_budget_th
     const uint64_t sent_rows = 2u * static_cast<uint64_t>(sent) + 1;  // two blocks per sample, one in job_end
     EXPECT_EQ(resumed.rows_written + resumed.rows_dropped, sent_rows);
 
-    auto file = collector::job_file_path(m_dir, "p");
+    auto file = job_file(m_dir, "p", JobFile::data);
     Reader r(file);
     ASSERT_TRUE(r.ok());
     EXPECT_EQ(static_cast<uint64_t>(r.i64("/hosts/h", "rows_dropped")), resumed.rows_dropped);

@@ -52,19 +52,20 @@ void run_job(collector::Hdf5Sink &sink, const std::string &job, int samples)
 TEST_F(Hdf5SinkRobustnessTest, job_file_path_stays_in_dir_and_is_distinct)
 {
     const std::filesystem::path dir = "/data/colmet";
-    EXPECT_EQ(collector::job_file_path(dir, "123.0"), dir / "123.0.h5");
-    EXPECT_EQ(collector::job_file_path(dir, "4567_8"), dir / "4567_8.h5");
+    EXPECT_EQ(job_file(dir, "123.0", JobFile::data), dir / "123.0.h5");
+    EXPECT_EQ(job_file(dir, "4567_8", JobFile::data), dir / "4567_8.h5");
     const std::vector<std::string> ids{"../../etc/x",        "..", ".", "a/b", "/abs", "", std::string(300, 'x'),
                                        std::string(300, '/')};
-    for (const auto &id : ids) {
-        auto p = collector::job_file_path(dir, id);
-        EXPECT_EQ(p.parent_path(), dir) << id;
-        EXPECT_NE(p.filename().string().front(), '.') << id;
-        EXPECT_LT(p.filename().string().size(), 255u) << id;
-    }
-    EXPECT_NE(collector::job_file_path(dir, "a/b"), collector::job_file_path(dir, "a_b"));
-    EXPECT_NE(collector::job_file_path(dir, std::string(200, 'x') + "1"),
-              collector::job_file_path(dir, std::string(200, 'x') + "2"));
+    for (const auto &id : ids)
+        for (JobFile kind : {JobFile::data, JobFile::summary}) {
+            auto p = job_file(dir, id, kind);
+            EXPECT_EQ(p.parent_path(), dir) << id;
+            EXPECT_NE(p.filename().string().front(), '.') << id;
+            EXPECT_LT(p.filename().string().size(), 255u) << id;
+        }
+    EXPECT_NE(job_file(dir, "a/b", JobFile::data), job_file(dir, "a_b", JobFile::data));
+    EXPECT_NE(job_file(dir, std::string(200, 'x') + "1", JobFile::data),
+              job_file(dir, std::string(200, 'x') + "2", JobFile::data));
 }
 
 TEST_F(Hdf5SinkRobustnessTest, hostile_job_ids_stay_inside_dir)
@@ -81,13 +82,17 @@ TEST_F(Hdf5SinkRobustnessTest, hostile_job_ids_stay_inside_dir)
     ASSERT_EQ(top.size(), 1u) << "nothing beside the output directory";
     EXPECT_EQ(top[0], m_dir);
     auto files = entries(m_dir);
-    EXPECT_EQ(files.size(), ids.size()) << "one file per distinct id";
+    EXPECT_EQ(files.size(), 2 * ids.size()) << "one file and one summary per distinct id";
     for (const auto &f : files) {
         EXPECT_TRUE(std::filesystem::is_regular_file(f)) << f;
-        EXPECT_EQ(f.extension(), ".h5") << f;
+        EXPECT_TRUE(f.extension() == ".h5" || f.extension() == ".json") << f;
     }
     for (const auto &id : ids) {
-        auto s = collector::read_job_summary(collector::job_file_path(sink->dir(), id));
+        auto json = collector::read_summary_file(job_file(sink->dir(), id, JobFile::summary));
+        ASSERT_TRUE(json.ok()) << id << ": " << json.error().message();
+        EXPECT_EQ(json->job_id, id) << "the JSON keeps the original id";
+        EXPECT_EQ(json->file, job_file(sink->dir(), id, JobFile::data));
+        auto s = collector::read_job_summary(job_file(sink->dir(), id, JobFile::data));
         ASSERT_TRUE(s.ok()) << id << ": " << s.error().message();
         EXPECT_EQ(s->job_id, id) << "the original id is kept as an attribute";
         EXPECT_EQ(s->samples_received, 5u);
@@ -102,7 +107,7 @@ TEST_F(Hdf5SinkRobustnessTest, hostile_host_and_backend_names_become_safe_groups
     sink->consume(m, at(1));
     sink->close_all();
     EXPECT_EQ(sink->stats().write_errors, 0u);
-    Reader r(collector::job_file_path(m_dir, "j"));
+    Reader r(job_file(m_dir, "j", JobFile::data));
     const std::string host = "/hosts/" + collector::hdf5::object_name("../evil/host");
     ASSERT_TRUE(r.exists(host));
     EXPECT_EQ(r.string(host, "hostname"), "../evil/host");
@@ -137,7 +142,7 @@ TEST_F(Hdf5SinkRobustnessTest, max_open_files_bounds_open_files_and_every_job_co
     EXPECT_EQ(stats.files_opened, stats.files_closed);
     EXPECT_EQ(stats.rows_written, jobs * (samples + 1u));
     for (int j = 0; j < jobs; ++j) {
-        auto file = collector::job_file_path(m_dir, "job" + std::to_string(j));
+        auto file = job_file(m_dir, "job" + std::to_string(j), JobFile::data);
         Reader r(file);
         size_t cols = 0;
         auto v = r.values("/hosts/h/cgroup_cpu/segment_0", &cols);
@@ -174,7 +179,7 @@ TEST_F(Hdf5SinkRobustnessTest, a_new_sink_continues_the_file_after_a_restart)
     sink->consume(message(MessageKind::job_end, "r", "h", k_t0 + 20 * k_second, {cpu_block(k_nan, 0, 0)}), at(300));
     EXPECT_EQ(sink->stats().write_errors, 0u);
 
-    auto file = collector::job_file_path(m_dir, "r");
+    auto file = job_file(m_dir, "r", JobFile::data);
     Reader r(file);
     EXPECT_EQ(r.time("/hosts/h/cgroup_cpu/segment_0").size(), 16u) << "descriptors match: same segment";
     EXPECT_EQ(r.time("/hosts/h/cgroup_memory/segment_0").size(), 15u);

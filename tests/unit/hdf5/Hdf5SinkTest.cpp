@@ -46,7 +46,7 @@ TEST_F(Hdf5SinkTest, writes_a_job_and_reads_it_back_exactly)
     EXPECT_EQ(stats.write_batches, 2 * 4u);
     EXPECT_LE(stats.write_batches / 2, 5u);
 
-    auto file = collector::job_file_path(m_dir, job);
+    auto file = job_file(m_dir, job, JobFile::data);
     EXPECT_EQ(file, m_dir / "123.0.h5");
     Reader r(file);
     ASSERT_TRUE(r.ok());
@@ -143,7 +143,7 @@ TEST_F(Hdf5SinkTest, summary_sums_two_hosts_and_closes_after_the_last_job_end)
                 {cpu_block(100, 80, 20), memory_block(1e9, k_nan), io_block(100, 200), processes_block(10, 20)}),
         at(100));
     EXPECT_EQ(sink->open_files(), 1u) << "host b has not ended yet";
-    auto file = collector::job_file_path(m_dir, job);
+    auto file = job_file(m_dir, job, JobFile::data);
     sink->consume(message(MessageKind::job_end, job, "b", k_t0 + 120 * k_second,
                           {cpu_block(50, 50, 0), memory_block(1e9, 1e9), io_block(1000, 2000), processes_block(5, 7)}),
                   at(120));
@@ -181,7 +181,7 @@ TEST_F(Hdf5SinkTest, unknown_cpus_gives_nan_efficiency)
     auto sink = make_sink(options(m_dir));
     sink->consume(message(MessageKind::sample, "j", "h", k_t0, {cpu_block(1, 1, 0)}), at(1));
     sink->consume(message(MessageKind::job_end, "j", "h", k_t0 + 10 * k_second, {cpu_block(5, 4, 1)}), at(2));
-    auto s = collector::read_job_summary(collector::job_file_path(m_dir, "j"));
+    auto s = collector::read_job_summary(job_file(m_dir, "j", JobFile::data));
     ASSERT_TRUE(s.ok()) << s.error().message();
     EXPECT_DOUBLE_EQ(s->cpu_time_s, 5);
     EXPECT_DOUBLE_EQ(s->duration_s, 10);
@@ -209,7 +209,7 @@ TEST_F(Hdf5SinkTest, changed_descriptors_start_a_new_segment)
     send({a_ms, b}, {1, 2});  // same names, another unit
     sink->close_all();
 
-    Reader r(collector::job_file_path(m_dir, "seg"));
+    Reader r(job_file(m_dir, "seg", JobFile::data));
     const std::string g = "/hosts/h/perfhw";
     EXPECT_EQ(r.i64(g, "segments"), 4);
     EXPECT_EQ(r.strings(g + "/segment_0", "names"), (std::vector<std::string>{"a", "b"}));
@@ -276,13 +276,13 @@ TEST_F(Hdf5SinkTest, idle_files_close_and_a_later_message_appends)
         at(later + 1));
     EXPECT_EQ(sink->stats().files_opened, 2u);
     EXPECT_EQ(sink->open_files(), 0u);
-    Reader r(collector::job_file_path(m_dir, "j"));
+    Reader r(job_file(m_dir, "j", JobFile::data));
     EXPECT_EQ(r.time("/hosts/h/cgroup_cpu/segment_0").size(), 7u);
     EXPECT_EQ(r.time("/hosts/h/cgroup_memory/segment_0").size(), 6u);
     EXPECT_FALSE(r.exists("/hosts/h/cgroup_cpu/segment_1"));
     EXPECT_EQ(r.i64("/hosts/h", "samples_received"), 8);  // one message had no cgroup_cpu block
     r.close();
-    auto s = collector::read_job_summary(collector::job_file_path(m_dir, "j"));
+    auto s = collector::read_job_summary(job_file(m_dir, "j", JobFile::data));
     ASSERT_TRUE(s.ok()) << s.error().message();
     EXPECT_DOUBLE_EQ(s->cpu_time_s, 60) << "last known usage; the final NaN is ignored";
     EXPECT_DOUBLE_EQ(s->peak_memory_bytes, 9e9) << "restored from the rows written before the close";
@@ -299,7 +299,7 @@ TEST_F(Hdf5SinkTest, read_job_summary_reports_missing_file_and_missing_summary)
     auto sink = make_sink(options(m_dir));
     sink->consume(message(MessageKind::sample, "running", "h", k_t0, {cpu_block(1, 1, 0)}), at(1));
     sink->close_all();
-    auto none = collector::read_job_summary(collector::job_file_path(m_dir, "running"));
+    auto none = collector::read_job_summary(job_file(m_dir, "running", JobFile::data));
     ASSERT_FALSE(none.ok());
     EXPECT_EQ(none.error().code(), Errc::not_found);
     EXPECT_NE(none.error().message().find("has not ended"), std::string::npos) << none.error().message();
@@ -329,7 +329,7 @@ TEST_F(Hdf5SinkTest, a_restarted_collector_counts_the_gap_from_the_file_and_drop
         // 11, 12 and 13 then reached the collector but never its file (a
         // SIGKILL before the flush, Hdf5CrashTest): this run stops here.
         sink->close_all();
-        Reader r(collector::job_file_path(m_dir, job));
+        Reader r(job_file(m_dir, job, JobFile::data));
         EXPECT_EQ(r.i64("/hosts/h", "last_seq"), 10);
     }
     auto sink = make_sink(options(m_dir));
@@ -342,7 +342,7 @@ TEST_F(Hdf5SinkTest, a_restarted_collector_counts_the_gap_from_the_file_and_drop
     sink->consume(msg(MessageKind::sample, 14), at(101));  // a resend
     sink->consume(msg(MessageKind::job_end, 15), at(102));
     EXPECT_EQ(sink->stats().duplicates_dropped, 3u);
-    Reader r(collector::job_file_path(m_dir, job));
+    Reader r(job_file(m_dir, job, JobFile::data));
     EXPECT_EQ(r.i64("/hosts/h", "samples_received"), 12);  // seq 1-10, 14, 15
     EXPECT_EQ(r.i64("/hosts/h", "samples_lost"), 3);
     EXPECT_EQ(r.i64("/hosts/h", "last_seq"), 15);
@@ -375,7 +375,7 @@ TEST_F(Hdf5SinkTest, a_sender_with_nothing_stored_counts_from_seq_0)
     sink->consume(seen, at(2, 1));
     EXPECT_EQ(sink->stats().duplicates_dropped, 0u);
     sink->close_all();
-    Reader r(collector::job_file_path(m_dir, job));
+    Reader r(job_file(m_dir, job, JobFile::data));
     EXPECT_EQ(r.i64("/hosts/h", "samples_lost"), 0);
     EXPECT_EQ(r.i64("/hosts/h", "samples_received"), 2);
     EXPECT_EQ(r.string("/hosts/h", "sender"), "h:999");
@@ -398,13 +398,13 @@ TEST_F(Hdf5SinkTest, a_silent_job_without_job_end_gets_an_incomplete_summary)
     }
     sink->consume(message(MessageKind::job_end, "j", "a", k_t0 + 2 * k_second, {cpu_block(6, 0, 0)}), at(start + 2));
     sink->tick(start + 30 * k_second);
-    auto early = collector::read_job_summary(collector::job_file_path(m_dir, "j"));
+    auto early = collector::read_job_summary(job_file(m_dir, "j", JobFile::data));
     ASSERT_TRUE(early.ok());
     EXPECT_EQ(early->hosts_without_job_end, 1u) << "written at a's job_end, b still running";
     sink->tick(start + 61 * k_second);
     EXPECT_EQ(sink->stats().summaries_incomplete, 1u);
     EXPECT_EQ(sink->open_files(), 0u);
-    auto s = collector::read_job_summary(collector::job_file_path(m_dir, "j"));
+    auto s = collector::read_job_summary(job_file(m_dir, "j", JobFile::data));
     ASSERT_TRUE(s.ok()) << s.error().message();
     EXPECT_EQ(s->hosts_without_job_end, 1u);
     EXPECT_DOUBLE_EQ(s->cpu_time_s, 11);
@@ -413,7 +413,7 @@ TEST_F(Hdf5SinkTest, a_silent_job_without_job_end_gets_an_incomplete_summary)
 
     sink->consume(message(MessageKind::job_end, "j", "b", k_t0 + 3 * k_second, {cpu_block(7, 0, 0)}),
                   at(start + 300 * k_second));
-    auto done = collector::read_job_summary(collector::job_file_path(m_dir, "j"));
+    auto done = collector::read_job_summary(job_file(m_dir, "j", JobFile::data));
     ASSERT_TRUE(done.ok());
     EXPECT_EQ(done->hosts_without_job_end, 0u);
     EXPECT_DOUBLE_EQ(done->cpu_time_s, 13);

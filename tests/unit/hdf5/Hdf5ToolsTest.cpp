@@ -26,7 +26,7 @@ protected:
         sink->consume(message(MessageKind::job_end, "job-42", "node1", k_t0 + 21 * k_second,
                               {cpu_block(42, 31.5, 10.5), memory_block(2e7, 3e7)}),
                       at(100));
-        m_file = collector::job_file_path(m_tree.path("out"), "job-42");
+        m_file = job_file(m_tree.path("out"), "job-42", JobFile::data);
         ASSERT_TRUE(std::filesystem::exists(m_file));
     }
 

@@ -104,7 +104,7 @@ TEST_F(NodeScopeTest, jobs_sharing_a_host_name_each_other_and_a_job_elsewhere_na
     EXPECT_EQ(sink->stats().write_errors, 0u);
 
     auto attr = [&](const std::string &job, const std::string &host) {
-        collector::hdf5::File f{H5Fopen(collector::job_file_path(m_dir, job).c_str(), H5F_ACC_RDONLY, H5P_DEFAULT)};
+        collector::hdf5::File f{H5Fopen(job_file(m_dir, job, JobFile::data).c_str(), H5F_ACC_RDONLY, H5P_DEFAULT)};
         collector::hdf5::Group group{H5Gopen2(f.get(), ("/hosts/" + host).c_str(), H5P_DEFAULT)};
         EXPECT_TRUE(group.valid()) << job << " " << host;
         if (!collector::hdf5::attr_exists(group.get(), "overlapping_jobs"))
@@ -131,17 +131,17 @@ TEST_F(NodeScopeTest, an_overlap_learned_after_a_job_ended_waits_until_its_file_
     sink->tick(4);
     EXPECT_EQ(sink->stats().files_opened, 2u);
     {
-        Reader r(collector::job_file_path(m_dir, "1"));
+        Reader r(job_file(m_dir, "1", JobFile::data));
         ASSERT_TRUE(r.ok());
         EXPECT_FALSE(r.has_attr("/hosts/node-1", "overlapping_jobs"));
     }
     // A late message of job 1 opens its file: the pending overlap goes in.
     sink->consume(message(MessageKind::sample, "1", "node-1", k_t0 + 9 * k_second, {cpu_block(1, 1, 0)}), at(5));
     sink->close_all();
-    Reader r(collector::job_file_path(m_dir, "1"));
+    Reader r(job_file(m_dir, "1", JobFile::data));
     ASSERT_TRUE(r.ok());
     EXPECT_EQ(r.strings("/hosts/node-1", "overlapping_jobs"), std::vector<std::string>{"2"});
-    Reader r2(collector::job_file_path(m_dir, "2"));
+    Reader r2(job_file(m_dir, "2", JobFile::data));
     EXPECT_EQ(r2.strings("/hosts/node-1", "overlapping_jobs"), std::vector<std::string>{"1"});
 }
 
@@ -157,7 +157,7 @@ TEST_F(NodeScopeTest, a_pending_overlap_of_a_forgotten_job_is_dropped)
     sink->consume(message(MessageKind::sample, "1", "node-1", k_t0 + 9 * k_second, {cpu_block(1, 1, 0)}),
                   at(101 * k_second));
     sink->close_all();
-    Reader r(collector::job_file_path(m_dir, "1"));
+    Reader r(job_file(m_dir, "1", JobFile::data));
     ASSERT_TRUE(r.ok());
     EXPECT_FALSE(r.has_attr("/hosts/node-1", "overlapping_jobs"));
 }
@@ -181,7 +181,7 @@ TEST_F(NodeScopeTest, six_hundred_jobs_on_one_host_open_each_file_once)
     EXPECT_LE(stats.memory_estimate_bytes, collector::Hdf5Options{}.memory_budget_bytes);
     sink->close_all();
     for (int j : {0, 299, 599}) {
-        Reader r(collector::job_file_path(m_dir, std::to_string(1000 + j)));
+        Reader r(job_file(m_dir, std::to_string(1000 + j), JobFile::data));
         ASSERT_TRUE(r.ok());
         auto others = r.strings("/hosts/fat-node", "overlapping_jobs");
         EXPECT_EQ(others.size(), static_cast<size_t>(jobs - 1)) << j;
@@ -205,7 +205,7 @@ TEST_F(NodeScopeTest, node_backends_are_marked_and_the_summary_has_the_energy)
     sink->consume(message(MessageKind::job_end, "7", "node-1", k_t0 + 3600 * k_second, {rapl_block(3600.5, 360.25, 9)}),
                   at(7));
     sink->close_all();
-    auto file = collector::job_file_path(m_dir, "7");
+    auto file = job_file(m_dir, "7", JobFile::data);
     {
         Reader r(file);
         ASSERT_TRUE(r.ok());
@@ -223,7 +223,7 @@ TEST_F(NodeScopeTest, no_rapl_means_unknown_energy)
     sink->consume(job_start("8", "node-1", k_t0, "2"), at(1));
     sink->consume(message(MessageKind::job_end, "8", "node-1", k_t0 + k_second, {cpu_block(1, 1, 0)}), at(2));
     sink->close_all();
-    auto s = collector::read_job_summary(collector::job_file_path(m_dir, "8"));
+    auto s = collector::read_job_summary(job_file(m_dir, "8", JobFile::data));
     ASSERT_TRUE(s) << s.error().message();
     EXPECT_TRUE(std::isnan(s->energy_j));
 }
@@ -242,7 +242,7 @@ TEST_F(NodeScopeTest, a_restarted_collector_rebuilds_the_energy_and_overlaps_fro
     auto sink = make_sink(options(m_dir));
     sink->consume(message(MessageKind::job_end, "9", "node-1", k_t0 + 3 * k_second, {rapl_block(50, 5, 1)}), at(4));
     sink->close_all();
-    auto file = collector::job_file_path(m_dir, "9");
+    auto file = job_file(m_dir, "9", JobFile::data);
     auto s = collector::read_job_summary(file);
     ASSERT_TRUE(s) << s.error().message();
     EXPECT_DOUBLE_EQ(s->energy_j, 55);

@@ -2,6 +2,7 @@
 #include "../hdf5/Hdf5TestUtil.hpp"
 
 #include "FakeTree.hpp"
+#include "common/names.hpp"
 #include "job/Summary.hpp"
 
 #include <gtest/gtest.h>
@@ -65,11 +66,11 @@ TEST(EnergySummaryTest, the_summary_shows_the_energy_of_a_job_with_rapl_and_none
     sink->consume(message(MessageKind::job_end, "e2", "node-1", k_t0 + 60 * k_second, {cpu_block(1, 1, 0)}), at(5));
     sink->close_all();
 
-    auto text = printed_summary(collector::job_file_path(tree.path("out"), "e1"));
+    auto text = printed_summary(job_file(tree.path("out"), "e1", JobFile::summary));
     EXPECT_NE(text.find("  energy          5400.0 J = 0.001500 kWh (RAPL package + DRAM of the node, over 60.00 s)\n"),
               std::string::npos)
         << text;
-    text = printed_summary(collector::job_file_path(tree.path("out"), "e2"));
+    text = printed_summary(job_file(tree.path("out"), "e2", JobFile::summary));
     EXPECT_EQ(text.find("energy"), std::string::npos) << text;
     EXPECT_NE(text.find("samples         2 received"), std::string::npos) << text;
 }

@@ -274,7 +274,7 @@ TEST_F(ActionsTest, srun_prints_its_steps_summary_on_a_terminal_only)
     srun_summary(m_config, 42, 3, UserChoice{}, true, m_log.log());
     Calls calls = test::fake_calls(m_tree);
     ASSERT_EQ(calls.size(), 1U);
-    EXPECT_EQ(calls[0], "summary --wait 7 /shared/colmet/42.3.h5");
+    EXPECT_EQ(calls[0], "summary --wait 7 /shared/colmet/42.3.json");
     // Not on a terminal, not asked for, not a numbered step, no directory,
     // no step samplers: nothing.
     srun_summary(m_config, 42, 3, UserChoice{}, false, m_log.log());

@@ -1,4 +1,5 @@
 #include "node/backends/infiniband/InfinibandBackend.hpp"
+#include "common/file_io.hpp"
 
 #include "node/backends/BackendFactory.hpp"
 #include "node/backends/support/KeptFile.hpp"
@@ -23,12 +24,6 @@ constexpr std::array<CounterKind, 4> k_counters = {{
     {"port_xmit_packets", "xmit_packets", false},
     {"port_rcv_packets", "rcv_packets", false},
 }};
-
-bool path_exists(const std::filesystem::path &p)
-{
-    std::error_code ec;
-    return std::filesystem::exists(p, ec);
-}
 
 // The best file for one counter: 64-bit extended first.
 std::filesystem::path counter_file(const std::filesystem::path &port, const std::string &name)

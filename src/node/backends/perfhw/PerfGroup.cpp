@@ -17,7 +17,7 @@ namespace {
 constexpr uint64_t k_read_format = PERF_FORMAT_GROUP | PERF_FORMAT_TOTAL_TIME_ENABLED | PERF_FORMAT_TOTAL_TIME_RUNNING;
 constexpr size_t k_header_words = 3;  // nr, time_enabled, time_running
 
-int perf_event_open(const PerfEventSpec &spec, bool leader, int cgroup_fd, int cpu, int group_fd)
+int perf_event_open(const perf::PerfEventSpec &spec, bool leader, int cgroup_fd, int cpu, int group_fd)
 {
     perf_event_attr attr;
     std::memset(&attr, 0, sizeof attr);
@@ -100,7 +100,7 @@ bool scale_group_read(const uint64_t *buf, size_t n_events, std::span<const uint
     return true;
 }
 
-Result<PerfGroup> PerfGroup::open(std::span<const PerfEventSpec> events, int cgroup_fd, std::span<const int> cpus)
+Result<PerfGroup> PerfGroup::open(std::span<const perf::PerfEventSpec> events, int cgroup_fd, std::span<const int> cpus)
 {
     if (events.empty())
         return Error::invalid("perfhw: no event to open");
@@ -113,7 +113,7 @@ Result<PerfGroup> PerfGroup::open(std::span<const PerfEventSpec> events, int cgr
         // The group currently filled for each attr.type on this CPU.
         std::vector<std::pair<uint32_t, size_t>> current;
         for (size_t i = 0; i < events.size(); ++i) {
-            const PerfEventSpec &spec = events[i];
+            const perf::PerfEventSpec &spec = events[i];
             auto cur =
                 std::find_if(current.begin(), current.end(), [&](const auto &c) { return c.first == spec.type; });
             if (cur != current.end()) {

@@ -16,7 +16,7 @@
 
 #include "common/result.hpp"
 #include "common/unique_fd.hpp"
-#include "node/backends/perfhw/PerfEventSpec.hpp"
+#include "perf/PerfEventSpec.hpp"
 
 #include <cstddef>
 #include <cstdint>
@@ -76,7 +76,8 @@ public:
     // directory of the perf_event hierarchy) on `cpus`. Events that open on
     // no CPU do not fail the call: see state(). Fails only when enabling a
     // group fails, or with no CPU or no event.
-    static Result<PerfGroup> open(std::span<const PerfEventSpec> events, int cgroup_fd, std::span<const int> cpus);
+    static Result<PerfGroup> open(std::span<const perf::PerfEventSpec> events, int cgroup_fd,
+                                  std::span<const int> cpus);
 
     size_t event_count() const { return m_states.size(); }
     EventState state(size_t event) const { return m_states[event]; }

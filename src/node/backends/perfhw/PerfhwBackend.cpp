@@ -1,11 +1,11 @@
 #include "node/backends/perfhw/PerfhwBackend.hpp"
 
 #include "cgroup/CgroupFs.hpp"
+#include "cgroup/PerfEventHierarchy.hpp"
 #include "common/cpu_list.hpp"
 #include "common/file_io.hpp"
 #include "common/text.hpp"
 #include "common/unique_fd.hpp"
-#include "node/backends/perfhw/perf_mount.hpp"
 
 #include <fcntl.h>
 #include <unistd.h>
@@ -71,7 +71,7 @@ Result<std::vector<int>> job_cpus(const cgroup::CgroupPaths &paths, const fs::pa
     return both;
 }
 
-PerfhwBackend::PerfhwBackend(std::vector<PerfEventSpec> events, fs::path perf_dir, cgroup::CgroupPaths paths,
+PerfhwBackend::PerfhwBackend(std::vector<perf::PerfEventSpec> events, fs::path perf_dir, cgroup::CgroupPaths paths,
                              fs::path sysfs_root)
     : m_events(std::move(events)), m_perf_dir(std::move(perf_dir)), m_paths(std::move(paths)),
       m_sysfs_root(std::move(sysfs_root))
@@ -225,7 +225,7 @@ Result<void> PerfhwBackend::reopen()
 }
 
 Result<std::unique_ptr<MetricBackend>> make_perfhw_backend(const JobContext &ctx,
-                                                           const std::vector<PerfEventSpec> &events,
+                                                           const std::vector<perf::PerfEventSpec> &events,
                                                            const fs::path &cgroup_root, const fs::path &sysfs_root)
 {
     if (events.empty())
@@ -247,13 +247,13 @@ Result<std::unique_ptr<MetricBackend>> make_perfhw_backend(const JobContext &ctx
         // controller away from the unified tree).
         perf_dir = ctx.cgroup.unified;
     } else {
-        auto perf_root = ensure_perf_event_hierarchy(cgroup_root);
+        auto perf_root = cgroup::ensure_perf_event_hierarchy(cgroup_root);
         if (!perf_root)
             return perf_root.error();
-        auto dir = ensure_job_perf_cgroup(*perf_root, ctx.cgroup.relative);
+        auto dir = cgroup::ensure_job_perf_cgroup(*perf_root, ctx.cgroup.relative);
         if (!dir)
             return dir.error();
-        if (auto r = move_job_procs(ctx.cgroup, *dir); !r)
+        if (auto r = cgroup::move_job_procs(ctx.cgroup, *dir); !r)
             return r.error().with_context("perfhw: moving the job's processes");
         perf_dir = std::move(*dir);
     }

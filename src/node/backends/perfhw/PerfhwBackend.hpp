@@ -1,5 +1,5 @@
 // Backend "perfhw": perf events (hardware and software) of the job's cgroup,
-// counted in cgroup mode on the job's CPUs (see PerfGroup.hpp, perf_mount.hpp).
+// counted in cgroup mode on the job's CPUs (see PerfGroup.hpp, cgroup/PerfEventHierarchy.hpp).
 //
 // Metrics, for n events in the order given:
 //   [0, n)   "<event>"          unit from the spec, counter: the count since
@@ -28,8 +28,8 @@
 #include "common/result.hpp"
 #include "node/JobContext.hpp"
 #include "node/MetricBackend.hpp"
-#include "node/backends/perfhw/PerfEventSpec.hpp"
 #include "node/backends/perfhw/PerfGroup.hpp"
+#include "perf/PerfEventSpec.hpp"
 
 #include <filesystem>
 #include <memory>
@@ -48,7 +48,7 @@ class PerfhwBackend final : public MetricBackend {
 public:
     // perf_dir: the job's directory in the perf_event hierarchy; cpus from
     // job_cpus() (recomputed by reopen() from `paths` and `sysfs_root`).
-    PerfhwBackend(std::vector<PerfEventSpec> events, std::filesystem::path perf_dir, cgroup::CgroupPaths paths,
+    PerfhwBackend(std::vector<perf::PerfEventSpec> events, std::filesystem::path perf_dir, cgroup::CgroupPaths paths,
                   std::filesystem::path sysfs_root);
     ~PerfhwBackend() override = default;
 
@@ -83,7 +83,7 @@ private:
     void fill_nan(std::span<double> values) noexcept;
     void append(std::string_view text) noexcept;  // to m_text, within its capacity
 
-    std::vector<PerfEventSpec> m_events;
+    std::vector<perf::PerfEventSpec> m_events;
     std::filesystem::path m_perf_dir;
     cgroup::CgroupPaths m_paths;
     std::filesystem::path m_sysfs_root;
@@ -111,7 +111,7 @@ private:
 // duplicate event list, when the hierarchy cannot be set up, or when no
 // event could be opened (Errc::unsupported when none exists here).
 Result<std::unique_ptr<MetricBackend>> make_perfhw_backend(const JobContext &ctx,
-                                                           const std::vector<PerfEventSpec> &events,
+                                                           const std::vector<perf::PerfEventSpec> &events,
                                                            const std::filesystem::path &cgroup_root = "/sys/fs/cgroup",
                                                            const std::filesystem::path &sysfs_root = "/sys");
 
