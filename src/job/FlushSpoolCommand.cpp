@@ -1,6 +1,9 @@
 // colmet-job flush-spool: send what samplers left in the node spool
 // (node/delivery/SpoolFlush.hpp) and say what happened to every file.
+#include "job/FlushSpoolCommand.hpp"
+
 #include "common/log.hpp"
+#include "job/CommandLine.hpp"
 #include "job/HookSupport.hpp"
 #include "job/StartCommand.hpp"
 #include "node/delivery/SpoolFlush.hpp"
@@ -43,6 +46,28 @@ int flush_spool_command(const FlushSpoolOptions &o)
         rc = 70;
     }
     return o.hook ? 0 : rc;
+}
+
+CLI::App *add_flush_spool_command(CLI::App &app, FlushSpoolOptions &o)
+{
+    auto *cmd = app.add_subcommand(
+        "flush-spool", "Send the node spool's data to the collectors; delete each file once all of it is acknowledged");
+    cmd->add_option("--spool-dir", o.spool_dir,
+                    "The node spool (default: [node] spool-dir of the config, else /var/spool/colmet)");
+    cmd->add_option("-c,--config", o.config, "colmet.conf to read ([node] spool-dir)")->capture_default_str();
+    cmd->add_option("--wait", o.wait_s, "Seconds to wait for the acknowledgements of each file")
+        ->check(CLI::Range(0.1, 3600.0))
+        ->capture_default_str();
+    cmd->add_option("--max-age", o.max_age_s,
+                    "Drop messages older than this many seconds (the collector's --max-message-delay refuses them)")
+        ->check(CLI::Range(60.0, 31536000.0))
+        ->capture_default_str();
+    cmd->add_flag("--hook", o.hook, "Hook mode: always exit 0, log to the log file only");
+    cmd->add_option("--log-file", o.log_file,
+                    "Log to this file (default: stderr; in hook mode "
+                    "/var/log/colmet/colmet.log)");
+    add_verbose_flag(*cmd, o.verbosity);
+    return cmd;
 }
 
 }  // namespace colmet::job

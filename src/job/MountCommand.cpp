@@ -1,6 +1,7 @@
 #include "job/MountCommand.hpp"
 
 #include "cgroup/PerfEventHierarchy.hpp"
+#include "job/CommandLine.hpp"
 
 #include <cstdio>
 
@@ -16,6 +17,14 @@ int mount_command(const MountOptions &options)
     std::printf("perf_event cgroups: %s%s\n", dir->c_str(),
                 *dir == options.cgroup_root ? " (cgroup v2: perf_event is part of the unified hierarchy)" : "");
     return 0;
+}
+
+CLI::App *add_mount_command(CLI::App &app, MountOptions &o)
+{
+    auto *cmd = app.add_subcommand(
+        "mount-perf-event", "Mount the perf_event cgroup v1 hierarchy when nobody has (at boot, before any job)");
+    cmd->add_option("--cgroup-root", o.cgroup_root, "Where the cgroup file systems are mounted")->capture_default_str();
+    return cmd;
 }
 
 }  // namespace colmet::job

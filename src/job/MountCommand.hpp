@@ -5,6 +5,10 @@
 
 #include <string>
 
+namespace CLI {
+class App;
+}  // namespace CLI
+
 namespace colmet::job {
 
 struct MountOptions {
@@ -12,5 +16,8 @@ struct MountOptions {
 };
 
 int mount_command(const MountOptions &options);
+
+// Declares `mount-perf-event` and its options on `app`.
+CLI::App *add_mount_command(CLI::App &app, MountOptions &options);
 
 }  // namespace colmet::job

@@ -5,12 +5,14 @@
 #include "collector/summary/JobSummary.hpp"
 #include "common/clock.hpp"
 #include "common/names.hpp"
+#include "job/CommandLine.hpp"
 #include "job/Process.hpp"
 #include "job/Summary.hpp"
 #include "spec/backend_catalog.hpp"
 
 #include <spdlog/spdlog.h>
 
+#include <array>
 #include <cerrno>
 #include <csignal>
 #include <cstdio>
@@ -174,50 +176,58 @@ struct RunState {
 
 }  // namespace
 
-int run_command(const RunOptions &o)
+// SIGINT, SIGQUIT, SIGTERM and SIGHUP remembered (remember_signal) from
+// construction; restore() (or the destructor) puts back what was there.
+class SavedSignals {
+public:
+    SavedSignals()
+    {
+        struct sigaction remember {};
+        remember.sa_handler = remember_signal;
+        for (size_t i = 0; i < k_signals.size(); ++i)
+            sigaction(k_signals[i], &remember, &m_old[i]);
+    }
+    ~SavedSignals() { restore(); }
+    SavedSignals(const SavedSignals &) = delete;
+    SavedSignals &operator=(const SavedSignals &) = delete;
+    void restore()
+    {
+        if (m_restored)
+            return;
+        m_restored = true;
+        for (size_t i = 0; i < k_signals.size(); ++i)
+            sigaction(k_signals[i], &m_old[i], nullptr);
+    }
+
+private:
+    static constexpr std::array<int, 4> k_signals{SIGINT, SIGQUIT, SIGTERM, SIGHUP};
+    std::array<struct sigaction, 4> m_old{};
+    bool m_restored = false;
+};
+
+// The command has ended: the sampler's final sample and job end, then the
+// private collector closes the file (waited for through the summary's JSON,
+// `summary`) and stops; the job's cgroup is removed.
+void end_helpers(RunState &state, const std::filesystem::path &summary)
 {
-    if (o.command.empty()) {
-        spdlog::critical("no command given: colmet-job run [options] -- CMD ARGS...");
-        return 64;
+    if (state.node > 0)
+        terminate(state.node, 3000);
+    state.node = 0;
+    if (state.collector > 0) {
+        wait_for_summary(summary, 5000);
+        terminate(state.collector, 10000);
+        state.collector = 0;
     }
-    auto node_program = find_program("colmet-node");
-    auto collector_program = find_program("colmet-collector");
-    if (node_program.empty() || (o.zeromq_uri.empty() && collector_program.empty())) {
-        spdlog::critical("cannot find colmet-node or colmet-collector next to colmet-job or in PATH");
-        return k_exit_unavailable;
-    }
+    if (auto r = cgroup::CgroupFs::remove(state.cgroup); !r)
+        spdlog::error("could not remove the job's cgroup: {}", r.error().message());
+    state.have_cgroup = false;
+}
 
-    std::string job_id = o.job_id.empty() ? default_job_id() : o.job_id;
-    if (!valid_identifier(job_id)) {
-        spdlog::critical("--job-id '{}': use 1 to 128 printable ASCII characters without '/'", job_id);
-        return 64;
-    }
-    // Under sudo the command runs as the user who ran sudo; colmet's own
-    // processes (cgroup, sampler, collector) stay root's.
-    std::optional<Credentials> as_user;
-    if (!o.as_root) {
-        auto invoker = sudo_invoker();
-        if (!invoker) {
-            spdlog::critical("{}", invoker.error().message());
-            return 64;
-        }
-        as_user = std::move(*invoker);
-    }
-    std::vector<char *> user_env;
-    if (as_user) {
-        user_env = exec_argv(as_user->env);
-        spdlog::info("the command runs as {} (uid {}), who ran sudo; --as-root runs it as root", as_user->user,
-                     as_user->uid);
-    }
-    struct sigaction remember {
-    }, old_int{}, old_quit{}, old_term{}, old_hup{};
-    remember.sa_handler = remember_signal;
-    sigaction(SIGINT, &remember, &old_int);
-    sigaction(SIGQUIT, &remember, &old_quit);
-    sigaction(SIGTERM, &remember, &old_term);
-    sigaction(SIGHUP, &remember, &old_hup);
-    RunState state;
-
+// The job's cgroup, <root>/<hierarchy>/colmet/<id> (with a perf_event
+// directory when --enable-perfhw: its hierarchy mounted first when nobody
+// has); 0, or colmet-job's exit status.
+int create_job_cgroup(const RunOptions &o, const std::string &job_id, const std::string &relative, RunState &state)
+{
     if (o.enable_perfhw) {
         // The job's cgroup gets a perf_event directory too when the
         // hierarchy is mounted: mount it first when nobody has.
@@ -225,7 +235,6 @@ int run_command(const RunOptions &o)
             spdlog::warn("perf_event hierarchy: {} (perfhw will not count)", r.error().message());
     }
     cgroup::CgroupFs fs(o.cgroup_root);
-    std::string relative = "/colmet/" + sanitize_name(job_id);
     if (fs.resolve(relative)) {
         spdlog::critical("a job with the id '{}' is already running (its cgroup {} exists): choose another --job-id",
                          job_id, relative);
@@ -239,40 +248,66 @@ int run_command(const RunOptions &o)
     }
     state.cgroup = *created;
     state.have_cgroup = true;
+    return 0;
+}
 
-    std::error_code ec;
-    std::filesystem::path hdf5_dir = std::filesystem::absolute(o.hdf5_dir, ec);
-    std::string uri = o.zeromq_uri;
-    if (uri.empty()) {
-        state.private_dir = make_private_dir();
-        if (state.private_dir.empty()) {
-            spdlog::critical("cannot create a private directory in /tmp: {}", std::strerror(errno));
-            return k_exit_unavailable;
-        }
-        auto socket = std::filesystem::path(state.private_dir) / "collector.sock";
-        uri = "ipc://" + socket.string();
-        // The private collector runs as root, like colmet-job run itself.
-        // One name for every private collector, so that a job id run again
-        // appends to its file (the socket path differs each time).
-        std::vector<std::string> argv = {collector_program.string(), "--config", "/dev/null",  "--allow-root",
-                                         "--zeromq-bind-uri",        uri,        "--hdf5-dir", hdf5_dir.string(),
-                                         "--flush-interval",         "1",        "--name",     "colmet-job run"};
-        if (o.verbosity > 0)
-            argv.push_back(o.verbosity > 1 ? "-vv" : "-v");
-        SpawnOptions so;
-        so.new_session = true;
-        auto pid = spawn(argv, so);
-        if (!pid) {
-            spdlog::critical("cannot start colmet-collector: {}", pid.error().message());
-            return k_exit_unavailable;
-        }
-        state.collector = *pid;
-        if (!wait_for_socket(socket, state.collector, 5000)) {
-            spdlog::critical("the private colmet-collector did not start (see its messages above)");
-            return k_exit_unavailable;
-        }
+// After a command that ran: its summary (unless --quiet) and its report
+// (--report), or the colmet-report line to make one.
+void report_run(const RunOptions &o, const std::string &job_id, const std::filesystem::path &hdf5_dir, int status,
+                double wall_seconds, int code)
+{
+    const auto file = job_file(hdf5_dir, job_id, JobFile::data);
+    if (!o.quiet) {
+        print_summary(job_id,
+                      o.zeromq_uri.empty() ? job_file(hdf5_dir, job_id, JobFile::summary) : std::filesystem::path(),
+                      status, wall_seconds, o.zeromq_uri);
+        if (o.zeromq_uri.empty() && o.report_path.empty() && std::filesystem::exists(file))
+            std::fprintf(stderr, "  report          colmet-report %s\n",
+                         shell_word(file.lexically_normal().string()).c_str());
     }
+    if (!o.report_path.empty() && std::filesystem::exists(file))
+        write_report(file.lexically_normal(), o.report_path, code, o.quiet);
+}
 
+// The private collector (no --zeromq-uri): started in a private directory,
+// listening on its socket there (`uri`); 0, or colmet-job's exit status.
+int start_private_collector(const RunOptions &o, const std::filesystem::path &collector_program,
+                            const std::filesystem::path &hdf5_dir, RunState &state, std::string &uri)
+{
+    state.private_dir = make_private_dir();
+    if (state.private_dir.empty()) {
+        spdlog::critical("cannot create a private directory in /tmp: {}", std::strerror(errno));
+        return k_exit_unavailable;
+    }
+    auto socket = std::filesystem::path(state.private_dir) / "collector.sock";
+    uri = "ipc://" + socket.string();
+    // The private collector runs as root, like colmet-job run itself.
+    // One name for every private collector, so that a job id run again
+    // appends to its file (the socket path differs each time).
+    std::vector<std::string> argv = {collector_program.string(), "--config", "/dev/null",  "--allow-root",
+                                     "--zeromq-bind-uri",        uri,        "--hdf5-dir", hdf5_dir.string(),
+                                     "--flush-interval",         "1",        "--name",     "colmet-job run"};
+    if (o.verbosity > 0)
+        argv.push_back(o.verbosity > 1 ? "-vv" : "-v");
+    SpawnOptions so;
+    so.new_session = true;
+    auto pid = spawn(argv, so);
+    if (!pid) {
+        spdlog::critical("cannot start colmet-collector: {}", pid.error().message());
+        return k_exit_unavailable;
+    }
+    state.collector = *pid;
+    if (!wait_for_socket(socket, state.collector, 5000)) {
+        spdlog::critical("the private colmet-collector did not start (see its messages above)");
+        return k_exit_unavailable;
+    }
+    return 0;
+}
+
+// colmet-node's command line for the run's job.
+std::vector<std::string> node_command(const RunOptions &o, const std::filesystem::path &node_program,
+                                      const std::string &job_id, const std::string &relative, const std::string &uri)
+{
     // The command line as metadata: control characters become spaces.
     std::string command_line;
     for (const auto &word : o.command)
@@ -315,6 +350,90 @@ int run_command(const RunOptions &o)
     }
     if (o.verbosity > 0)
         node_argv.push_back(o.verbosity > 1 ? "-vv" : "-v");
+    return node_argv;
+}
+
+// The command, forked: it waits for 'g' on `gate_read` (once it is in the
+// job's cgroup), becomes `as_user` when given, and execs; anything else
+// read is exit 70. Returns the child's pid, or -1 (errno set).
+pid_t fork_command(const RunOptions &o, const std::optional<Credentials> &as_user, const std::vector<char *> &user_env,
+                   int gate_read, int gate_write)
+{
+    pid_t child = ::fork();
+    if (child != 0)
+        return child;
+    ::close(gate_write);
+    char go = 0;
+    if (::read(gate_read, &go, 1) != 1 || go != 'g')
+        _exit(70);
+    std::vector<char *> args;
+    for (const auto &a : o.command)
+        args.push_back(const_cast<char *>(a.c_str()));
+    args.push_back(nullptr);
+    if (as_user) {
+        if (int err = become(*as_user); err != 0) {
+            std::fprintf(stderr, "colmet-job: cannot become %s: %s\n", as_user->user.c_str(), std::strerror(err));
+            _exit(70);
+        }
+        ::execvpe(args[0], args.data(), user_env.data());
+    } else {
+        ::execvp(args[0], args.data());
+    }
+    int err = errno;
+    std::fprintf(stderr, "colmet-job: cannot run %s: %s\n", args[0], std::strerror(err));
+    _exit(err == ENOENT ? 127 : 126);
+}
+
+int run_command(const RunOptions &o)
+{
+    if (o.command.empty()) {
+        spdlog::critical("no command given: colmet-job run [options] -- CMD ARGS...");
+        return 64;
+    }
+    auto node_program = find_program("colmet-node");
+    auto collector_program = find_program("colmet-collector");
+    if (node_program.empty() || (o.zeromq_uri.empty() && collector_program.empty())) {
+        spdlog::critical("cannot find colmet-node or colmet-collector next to colmet-job or in PATH");
+        return k_exit_unavailable;
+    }
+
+    std::string job_id = o.job_id.empty() ? default_job_id() : o.job_id;
+    if (!valid_identifier(job_id)) {
+        spdlog::critical("--job-id '{}': use 1 to 128 printable ASCII characters without '/'", job_id);
+        return 64;
+    }
+    // Under sudo the command runs as the user who ran sudo; colmet's own
+    // processes (cgroup, sampler, collector) stay root's.
+    std::optional<Credentials> as_user;
+    if (!o.as_root) {
+        auto invoker = sudo_invoker();
+        if (!invoker) {
+            spdlog::critical("{}", invoker.error().message());
+            return 64;
+        }
+        as_user = std::move(*invoker);
+    }
+    std::vector<char *> user_env;
+    if (as_user) {
+        user_env = exec_argv(as_user->env);
+        spdlog::info("the command runs as {} (uid {}), who ran sudo; --as-root runs it as root", as_user->user,
+                     as_user->uid);
+    }
+    SavedSignals saved;  // until the end: set-up signals are remembered (g_setup_signal)
+    RunState state;
+
+    const std::string relative = "/colmet/" + sanitize_name(job_id);
+    if (int rc = create_job_cgroup(o, job_id, relative, state); rc != 0)
+        return rc;
+
+    std::error_code ec;
+    std::filesystem::path hdf5_dir = std::filesystem::absolute(o.hdf5_dir, ec);
+    std::string uri = o.zeromq_uri;
+    if (uri.empty())
+        if (int rc = start_private_collector(o, collector_program, hdf5_dir, state, uri); rc != 0)
+            return rc;
+
+    const std::vector<std::string> node_argv = node_command(o, node_program, job_id, relative, uri);
     SpawnOptions node_spawn;
     node_spawn.new_session = true;
     node_spawn.keep_term_blocked = true;
@@ -333,32 +452,10 @@ int run_command(const RunOptions &o)
         return 70;
     }
     int64_t started = monotonic_ns();
-    pid_t child = ::fork();
+    pid_t child = fork_command(o, as_user, user_env, gate[0], gate[1]);
     if (child < 0) {
         spdlog::critical("fork: {}", std::strerror(errno));
         return 70;
-    }
-    if (child == 0) {
-        ::close(gate[1]);
-        char go = 0;
-        if (::read(gate[0], &go, 1) != 1 || go != 'g')
-            _exit(70);
-        std::vector<char *> args;
-        for (const auto &a : o.command)
-            args.push_back(const_cast<char *>(a.c_str()));
-        args.push_back(nullptr);
-        if (as_user) {
-            if (int err = become(*as_user); err != 0) {
-                std::fprintf(stderr, "colmet-job: cannot become %s: %s\n", as_user->user.c_str(), std::strerror(err));
-                _exit(70);
-            }
-            ::execvpe(args[0], args.data(), user_env.data());
-        } else {
-            ::execvp(args[0], args.data());
-        }
-        int err = errno;
-        std::fprintf(stderr, "colmet-job: cannot run %s: %s\n", args[0], std::strerror(err));
-        _exit(err == ENOENT ? 127 : 126);
     }
     ::close(gate[0]);
     g_child = child;
@@ -397,34 +494,66 @@ int run_command(const RunOptions &o)
     g_child = 0;
     int code = go == 'g' ? exit_code_of(status) : (g_setup_signal ? 128 + g_setup_signal : 70);
 
-    // Final sample and job end, then let the collector close the file.
-    if (state.node > 0)
-        terminate(state.node, 3000);
-    state.node = 0;
-    if (state.collector > 0) {
-        wait_for_summary(job_file(hdf5_dir, job_id, JobFile::summary), 5000);
-        terminate(state.collector, 10000);
-        state.collector = 0;
-    }
-    if (auto r = cgroup::CgroupFs::remove(state.cgroup); !r)
-        spdlog::error("could not remove the job's cgroup: {}", r.error().message());
-    state.have_cgroup = false;
-    sigaction(SIGINT, &old_int, nullptr);
-    sigaction(SIGQUIT, &old_quit, nullptr);
-    sigaction(SIGTERM, &old_term, nullptr);
-    sigaction(SIGHUP, &old_hup, nullptr);
+    end_helpers(state, job_file(hdf5_dir, job_id, JobFile::summary));
+    saved.restore();
 
-    if (!o.quiet && go == 'g') {
-        print_summary(job_id,
-                      o.zeromq_uri.empty() ? job_file(hdf5_dir, job_id, JobFile::summary) : std::filesystem::path(),
-                      status, static_cast<double>(ended - started) / 1e9, o.zeromq_uri);
-        if (o.zeromq_uri.empty() && o.report_path.empty() && std::filesystem::exists(file))
-            std::fprintf(stderr, "  report          colmet-report %s\n",
-                         shell_word(file.lexically_normal().string()).c_str());
-    }
-    if (go == 'g' && !o.report_path.empty() && std::filesystem::exists(file))
-        write_report(file.lexically_normal(), o.report_path, code, o.quiet);
+    if (go == 'g')
+        report_run(o, job_id, hdf5_dir, status, static_cast<double>(ended - started) / 1e9, code);
     return code;
+}
+
+CLI::App *add_run_command(CLI::App &app, RunOptions &o)
+{
+    auto *cmd =
+        app.add_subcommand("run", "Run a command in a new cgroup, sample it, store its HDF5 file and print a summary");
+    auto *dir_opt = cmd->add_option("--hdf5-dir", o.hdf5_dir, "Directory for the job's HDF5 file (private collector)")
+                        ->capture_default_str();
+    cmd->add_option("--zeromq-uri", o.zeromq_uri,
+                    "Send to this running collector instead of starting a private one (several, "
+                    "comma-separated: the job's one by a hash of the job id)")
+        ->check(collector_list_check())
+        ->excludes(dir_opt);
+    cmd->add_option("--job-id", o.job_id, "Job id (default: run-<date>-<pid>)");
+    cmd->add_option("-s,--sample-period", o.period_s, "Seconds between samples (0.1 to 3600)")
+        ->check(CLI::Range(0.1, 3600.0))
+        ->capture_default_str();
+    cmd->add_option("--cgroup-root", o.cgroup_root, "Where the cgroup file systems are mounted")->capture_default_str();
+    cmd->add_option("--disable-backend", o.disabled_backends, "Do not run this backend (repeatable)")
+        ->check([](const std::string &name) {
+            const spec::BackendInfo *b = spec::backend_info(name);
+            return b && (b->kind == spec::BackendKind::job || b->kind == spec::BackendKind::derived)
+                       ? std::string()
+                       : "unknown backend '" + name + "'";
+        });
+    cmd->add_flag(std::string(spec::k_perfhw_flag), o.enable_perfhw,
+                  "Also count perf events (mounts the perf_event cgroup hierarchy if needed)");
+    // One value per occurrence (comma-separated), so that the list cannot
+    // swallow the command after it.
+    cmd->add_option("--perfhw-list", o.perfhw_list,
+                    "Events for --enable-perfhw, comma-separated (default: colmet-node's)")
+        ->expected(1)
+        ->multi_option_policy(CLI::MultiOptionPolicy::TakeAll);
+    for (const auto &b : spec::k_backend_catalog) {  // --enable-RAPL, --enable-temperature, ...
+        if (!spec::enabled_by_flag(b.kind))
+            continue;
+        cmd->add_flag_callback(
+            std::string(b.flag),
+            [&o, name = std::string(b.name)] {
+                auto &list = o.node_backends;
+                if (std::find(list.begin(), list.end(), name) == list.end())
+                    list.push_back(name);
+            },
+            "Also run colmet-node's node-level backend " + std::string(b.name) + " (" + std::string(b.description) +
+                ")");
+    }
+    cmd->add_flag("--as-root", o.as_root,
+                  "Under sudo, run the command as root (by default it runs as the user who ran sudo)");
+    cmd->add_flag("-q,--quiet", o.quiet, "Do not print the summary");
+    cmd->add_option("--report", o.report_path, "Also write the job's HTML report to this file (runs colmet-report)")
+        ->excludes("--zeromq-uri");
+    add_verbose_flag(*cmd, o.verbosity);
+    cmd->add_option("command", o.command, "The command and its arguments, after --");
+    return cmd;
 }
 
 }  // namespace colmet::job

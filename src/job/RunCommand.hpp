@@ -4,6 +4,10 @@
 #include <string>
 #include <vector>
 
+namespace CLI {
+class App;
+}  // namespace CLI
+
 namespace colmet::job {
 
 struct RunOptions {
@@ -26,5 +30,8 @@ struct RunOptions {
 // Returns the command's exit status (128 + signal when it was killed), or
 // 69/70 when colmet itself could not run it.
 int run_command(const RunOptions &options);
+
+// Declares `run` and its options on `app`, filled into `options`.
+CLI::App *add_run_command(CLI::App &app, RunOptions &options);
 
 }  // namespace colmet::job

@@ -7,6 +7,7 @@
 #include "common/log.hpp"
 #include "common/names.hpp"
 #include "common/text.hpp"
+#include "job/CommandLine.hpp"
 #include "job/Detach.hpp"
 #include "job/HookSupport.hpp"
 #include "job/Process.hpp"
@@ -17,6 +18,7 @@
 #include "scheduler/JobContext.hpp"
 #include "scheduler/Profile.hpp"
 #include "spec/JobSpec.hpp"
+#include "spec/backend_catalog.hpp"
 
 #include <algorithm>
 #include <cerrno>
@@ -174,6 +176,158 @@ std::vector<std::string> context_meta_args(const StartOptions &o)
     return out;
 }
 
+// The job's spec (--spec, the user's request): a bad one is reported, and
+// the job is sampled with the site defaults rather than not at all.
+spec::JobSpec effective_spec(const StartOptions &o)
+{
+    spec::JobSpec spec;
+    if (auto parsed = spec::parse_spec(o.spec); !parsed) {
+        spdlog::error("job {}: ignoring colmet spec '{}': {}; sampling with the site defaults", o.job_id, o.spec,
+                      parsed.error().message());
+    } else if (auto checked = check_spec_events(*parsed, o.sysfs_root); !checked) {
+        spdlog::error("job {}: ignoring colmet spec '{}': {}; sampling with the site defaults", o.job_id, o.spec,
+                      checked.error().message());
+    } else {
+        spec = *parsed;
+    }
+    if (!spec.perfhw && o.enable_perfhw) {
+        spec.perfhw = true;
+        spec.events = o.perfhw_list;
+    }
+    return spec;
+}
+
+// The record of an earlier sampler of the job: nullopt and `running` when
+// one still runs; a dead one's record (what it created is ours to remove),
+// its file removed.
+std::optional<SamplerRecord> earlier_sampler(const StartOptions &o, const fs::path &record_file, bool &running)
+{
+    std::error_code ec;
+    running = false;
+    if (!fs::exists(record_file, ec))
+        return std::nullopt;
+    auto old = read_record(record_file);
+    if (old && sampler_alive(*old)) {
+        spdlog::warn("job {}: a sampler is already running (pid {}); nothing to do", o.job_id, old->pid);
+        running = true;
+        return std::nullopt;
+    }
+    spdlog::warn("job {}: the sampler recorded in {} is gone; starting a new one", o.job_id, record_file.string());
+    fs::remove(record_file, ec);
+    if (old)
+        return std::move(*old);
+    return std::nullopt;
+}
+
+// The perf_event cgroup the counters attach to: on v1 its own hierarchy
+// (`perf_root`, mounted when no one had), at the job's relative path; the
+// processes already in the job's other hierarchies join it, so that work
+// started before the sampler is counted too. Recorded in `record`.
+void prepare_perf_cgroup(const StartOptions &o, const std::string &relative, const std::string &rel_tail,
+                         const Result<fs::path> &perf_root, bool perf_dir_existed,
+                         const Result<cgroup::CgroupPaths> &paths, SamplerRecord &record)
+{
+    {
+        if (!perf_root) {
+            spdlog::warn("job {}: no perf_event hierarchy ({}); perf counters will not be available", o.job_id,
+                         perf_root.error().message());
+        } else if (auto dir = cgroup::ensure_job_perf_cgroup(*perf_root, relative); !dir) {
+            spdlog::warn("job {}: cannot create its perf_event cgroup: {}", o.job_id, dir.error().message());
+        } else {
+            record.perf_root = perf_root->string();
+            record.perf_cgroup_created = record.perf_cgroup_created || !perf_dir_existed;
+        }
+    }
+
+    if (!record.perf_root.empty() && paths) {
+        const fs::path perf_dir = fs::path(record.perf_root) / rel_tail;
+        if (auto moved = cgroup::move_job_procs(*paths, perf_dir); !moved)
+            spdlog::warn("job {}: cannot move its running processes into {}: {}", o.job_id, perf_dir.string(),
+                         moved.error().message());
+        else if (*moved > 0)
+            spdlog::info("job {}: {} running processes moved into {}", o.job_id, *moved, perf_dir.string());
+    }
+}
+
+// colmet-node's command line for the job: what it would not take by itself
+// (from its defaults and the same configuration file); the record says
+// what is in force either way.
+std::vector<std::string> node_command(const StartOptions &o, const fs::path &node, const std::string &relative,
+                                      const sched::Placement &place, const spec::JobSpec &spec,
+                                      const SamplerRecord &record)
+{
+    std::vector<std::string> argv = {node.string(), "--job-id", o.job_id,     "--cgroup", relative,
+                                     "--user",      o.user,     "--log-file", o.log_file};
+    if (spec.period_s || o.period_s > 0)
+        argv.insert(argv.end(), {"--sample-period", std::to_string(record.period_s)});
+    if (!o.zeromq_uri.empty())
+        argv.insert(argv.end(), {"--zeromq-uri", o.zeromq_uri});
+    if (o.cgroup_root != k_node_defaults.cgroup_root)
+        argv.insert(argv.end(), {"--cgroup-root", o.cgroup_root});
+    if (o.run_dir != k_node_defaults.control_dir)
+        argv.insert(argv.end(), {"--control-dir", o.run_dir});
+    if (!place.level.empty())
+        argv.insert(argv.end(), {"--find-cgroup", place.level});
+    if (!place.leaves.empty())
+        argv.insert(argv.end(), {"--cgroup-leaves", text::join(place.leaves, ",")});
+    if (o.config != k_default_config)
+        argv.insert(argv.end(), {"--config", o.config});
+    if (o.sysfs_root != "/sys")
+        argv.insert(argv.end(), {"--sysfs-root", o.sysfs_root});
+    if (!o.spool_dir.empty())
+        argv.insert(argv.end(), {"--spool-dir", o.spool_dir});
+    if (!o.spec.empty() && o.spec != "true")
+        argv.insert(argv.end(), {"--meta", "colmet_spec=" + record.spec});
+    for (auto &a : context_meta_args(o))
+        argv.push_back(std::move(a));
+    for (int i = 0; i < o.verbosity + 1 && i < 2; ++i)
+        argv.emplace_back("-v");
+    for (auto &a : spec::spec_node_args(spec))
+        argv.push_back(std::move(a));
+    argv.insert(argv.end(), o.node_args.begin(), o.node_args.end());
+    return argv;
+}
+
+// The record of the sampler about to start; what a dead sampler of the
+// same job and cgroup created (`stale`) stays ours to remove.
+SamplerRecord new_record(const StartOptions &o, const std::string &relative, const spec::JobSpec &spec,
+                         const std::optional<SamplerRecord> &stale)
+{
+    SamplerRecord record;
+    record.job_id = o.job_id;
+    record.user = o.user;
+    record.cgroup = relative;
+    record.cgroup_root = o.cgroup_root;
+    record.spec = spec::format_spec(spec);
+    record.log_file = o.log_file;
+    if (stale && stale->cgroup == relative && stale->cgroup_root == o.cgroup_root) {
+        record.job_cgroup_created = stale->job_cgroup_created;
+        record.created_from = stale->created_from;
+        record.perf_cgroup_created = stale->perf_cgroup_created;
+    }
+    return record;
+}
+
+// For a scheduler without cgroups (--create-cgroup): the job's cgroup when
+// it does not exist, with what stop must remove recorded. False when it
+// cannot be made (logged).
+bool create_missing_cgroup(const StartOptions &o, const cgroup::CgroupFs &cgfs, const std::string &relative,
+                           SamplerRecord &record)
+{
+    auto existing = cgfs.resolve(relative);
+    if (existing || existing.error().code() != Errc::not_found)
+        return true;
+    record.created_from = topmost_missing_ancestor(cgfs, relative);
+    if (record.created_from.empty())
+        record.created_from = levels_made_by_others(o, relative);
+    if (auto made = cgfs.create(relative); !made) {
+        spdlog::error("job {}: cannot create cgroup {}: {}", o.job_id, relative, made.error().message());
+        return false;
+    }
+    record.job_cgroup_created = true;
+    return true;
+}
+
 int do_start(const StartOptions &o)
 {
     if (!valid_identifier(o.job_id)) {
@@ -190,38 +344,15 @@ int do_start(const StartOptions &o)
                      "process's cgroups",
                      o.job_id);
 
-    // The user's spec: a bad one is reported, and the job is sampled with the
-    // site defaults rather than not at all.
-    spec::JobSpec spec;
-    if (auto parsed = spec::parse_spec(o.spec); !parsed) {
-        spdlog::error("job {}: ignoring colmet spec '{}': {}; sampling with the site defaults", o.job_id, o.spec,
-                      parsed.error().message());
-    } else if (auto checked = check_spec_events(*parsed, o.sysfs_root); !checked) {
-        spdlog::error("job {}: ignoring colmet spec '{}': {}; sampling with the site defaults", o.job_id, o.spec,
-                      checked.error().message());
-    } else {
-        spec = *parsed;
-    }
-    if (!spec.perfhw && o.enable_perfhw) {
-        spec.perfhw = true;
-        spec.events = o.perfhw_list;
-    }
+    const spec::JobSpec spec = effective_spec(o);
 
     std::error_code ec;
     fs::create_directories(o.run_dir, ec);
     const fs::path record_file = record_path(o.run_dir, o.job_id);
-    std::optional<SamplerRecord> stale;  // a dead sampler's record: what it created is ours to remove
-    if (fs::exists(record_file, ec)) {
-        auto old = read_record(record_file);
-        if (old && sampler_alive(*old)) {
-            spdlog::warn("job {}: a sampler is already running (pid {}); nothing to do", o.job_id, old->pid);
-            return 0;
-        }
-        spdlog::warn("job {}: the sampler recorded in {} is gone; starting a new one", o.job_id, record_file.string());
-        if (old)
-            stale = std::move(*old);
-        fs::remove(record_file, ec);
-    }
+    bool running = false;
+    const std::optional<SamplerRecord> stale = earlier_sampler(o, record_file, running);  // what it made is ours
+    if (running)
+        return 0;
 
     cgroup::CgroupFs cgfs(o.cgroup_root);
     auto place = placement(o, cgfs);
@@ -235,18 +366,7 @@ int do_start(const StartOptions &o)
                      "perf_event directory",
                      o.job_id);
 
-    SamplerRecord record;
-    record.job_id = o.job_id;
-    record.user = o.user;
-    record.cgroup = *relative;
-    record.cgroup_root = o.cgroup_root;
-    record.spec = spec::format_spec(spec);
-    record.log_file = o.log_file;
-    if (stale && stale->cgroup == *relative && stale->cgroup_root == o.cgroup_root) {
-        record.job_cgroup_created = stale->job_cgroup_created;
-        record.created_from = stale->created_from;
-        record.perf_cgroup_created = stale->perf_cgroup_created;
-    }
+    SamplerRecord record = new_record(o, *relative, spec, stale);
 
     // Whether the job's perf_event directory predates us, decided before
     // --create-cgroup (which makes it in every mounted hierarchy, perf_event
@@ -261,19 +381,8 @@ int do_start(const StartOptions &o)
             perf_dir_existed = fs::is_directory(*perf_root / rel_tail, ec);
     }
 
-    if (!place->scheduler_cgroups) {
-        auto existing = cgfs.resolve(*relative);
-        if (!existing && existing.error().code() == Errc::not_found) {
-            record.created_from = topmost_missing_ancestor(cgfs, *relative);
-            if (record.created_from.empty())
-                record.created_from = levels_made_by_others(o, *relative);
-            if (auto made = cgfs.create(*relative); !made) {
-                spdlog::error("job {}: cannot create cgroup {}: {}", o.job_id, *relative, made.error().message());
-                return k_exit_failed;
-            }
-            record.job_cgroup_created = true;
-        }
-    }
+    if (!place->scheduler_cgroups && !create_missing_cgroup(o, cgfs, *relative, record))
+        return k_exit_failed;
 
     // The job's own cgroup must exist (the scheduler made it, or
     // --create-cgroup did): a perf_event directory alone is no job. Unless
@@ -294,30 +403,8 @@ int do_start(const StartOptions &o)
         return k_exit_failed;
     }
 
-    // The perf_event cgroup the counters attach to: on v1 its own hierarchy
-    // (mounted above when no one had), at the job's relative path.
-    if (v1) {
-        if (!perf_root) {
-            spdlog::warn("job {}: no perf_event hierarchy ({}); perf counters will not be available", o.job_id,
-                         perf_root.error().message());
-        } else if (auto dir = cgroup::ensure_job_perf_cgroup(*perf_root, *relative); !dir) {
-            spdlog::warn("job {}: cannot create its perf_event cgroup: {}", o.job_id, dir.error().message());
-        } else {
-            record.perf_root = perf_root->string();
-            record.perf_cgroup_created = record.perf_cgroup_created || !perf_dir_existed;
-        }
-    }
-
-    // Processes already in the job's other hierarchies join its perf_event
-    // cgroup, so that work started before the sampler is counted too.
-    if (!record.perf_root.empty() && paths) {
-        const fs::path perf_dir = fs::path(record.perf_root) / rel_tail;
-        if (auto moved = cgroup::move_job_procs(*paths, perf_dir); !moved)
-            spdlog::warn("job {}: cannot move its running processes into {}: {}", o.job_id, perf_dir.string(),
-                         moved.error().message());
-        else if (*moved > 0)
-            spdlog::info("job {}: {} running processes moved into {}", o.job_id, *moved, perf_dir.string());
-    }
+    if (v1)
+        prepare_perf_cgroup(o, *relative, rel_tail, perf_root, perf_dir_existed, paths, record);
 
     const NodeDefaults defaults = read_node_defaults(o.config);
     record.period_s = spec.period_s ? *spec.period_s : o.period_s > 0 ? o.period_s : defaults.period_s;
@@ -330,38 +417,7 @@ int do_start(const StartOptions &o)
         (void)remove_created_cgroups(record, o.run_dir);
         return k_exit_failed;
     }
-    // What colmet-node would not take by itself (from its defaults and the
-    // same configuration file): the record says what is in force either way.
-    std::vector<std::string> argv = {node.string(), "--job-id", o.job_id,     "--cgroup", *relative,
-                                     "--user",      o.user,     "--log-file", o.log_file};
-    if (spec.period_s || o.period_s > 0)
-        argv.insert(argv.end(), {"--sample-period", std::to_string(record.period_s)});
-    if (!o.zeromq_uri.empty())
-        argv.insert(argv.end(), {"--zeromq-uri", o.zeromq_uri});
-    if (o.cgroup_root != k_node_defaults.cgroup_root)
-        argv.insert(argv.end(), {"--cgroup-root", o.cgroup_root});
-    if (o.run_dir != k_node_defaults.control_dir)
-        argv.insert(argv.end(), {"--control-dir", o.run_dir});
-    if (!place->level.empty())
-        argv.insert(argv.end(), {"--find-cgroup", place->level});
-    if (!place->leaves.empty())
-        argv.insert(argv.end(), {"--cgroup-leaves", text::join(place->leaves, ",")});
-    if (o.config != k_default_config)
-        argv.insert(argv.end(), {"--config", o.config});
-    if (o.sysfs_root != "/sys")
-        argv.insert(argv.end(), {"--sysfs-root", o.sysfs_root});
-    if (!o.spool_dir.empty())
-        argv.insert(argv.end(), {"--spool-dir", o.spool_dir});
-    if (!o.spec.empty() && o.spec != "true")
-        argv.insert(argv.end(), {"--meta", "colmet_spec=" + record.spec});
-    for (auto &a : context_meta_args(o))
-        argv.push_back(std::move(a));
-    for (int i = 0; i < o.verbosity + 1 && i < 2; ++i)
-        argv.emplace_back("-v");
-    for (auto &a : spec::spec_node_args(spec))
-        argv.push_back(std::move(a));
-    argv.insert(argv.end(), o.node_args.begin(), o.node_args.end());
-
+    const std::vector<std::string> argv = node_command(o, node, *relative, *place, spec, record);
     auto pid = spawn_detached(argv, o.cgroup_root);
     if (!pid) {
         spdlog::error("job {}: cannot start {}: {}", o.job_id, node.string(), pid.error().message());
@@ -424,6 +480,64 @@ int start_command(const StartOptions &o)
         rc = 70;
     }
     return o.hook ? 0 : rc;
+}
+
+CLI::App *add_start_command(CLI::App &app, StartOptions &o)
+{
+    auto *cmd = app.add_subcommand(
+        "start", "Start a detached colmet-node for a scheduler's job (run as root from OAR or Slurm hooks)");
+    cmd->add_option("--job-id", o.job_id, "The scheduler's job id (42, 42_3, 42.0)")->required();
+    cmd->add_option("--user", o.user, "The job's owner")->required();
+    auto *cgroup_opt =
+        cmd->add_option("--cgroup", o.cgroup, "The job's cgroup, relative to the hierarchies (/oar/alice_42)");
+    auto *find_opt = cmd->add_option(
+        "--find-cgroup", o.find_cgroup,
+        "With --cgroup: the sampler finds the job's directory in each hierarchy from its processes, the one "
+        "named by this level (job_42, job_42/step_0)");
+    find_opt->needs(cgroup_opt);
+    std::string layouts;
+    for (const auto &p : sched::profiles())
+        layouts += (layouts.empty() ? "" : "; ") + std::string(p.layout);
+    cmd->add_option("--scheduler", o.scheduler,
+                    "The scheduler whose hook calls; its layout, unless --cgroup gives the path: " + layouts)
+        ->check(CLI::IsMember(sched::profile_names()));
+    cmd->add_option("--spec", o.spec,
+                    "The user's request: perfhw[:EVENT,...], period=S, " + spec::node_spec_keywords() +
+                        " (comma-separated)");
+    cmd->add_option("--context", o.context,
+                    "KEY=VALUE: what the scheduler says of the job, stored in its file (repeatable; keys: " +
+                        sched::context_key_names() + ")")
+        ->expected(1)
+        ->multi_option_policy(CLI::MultiOptionPolicy::TakeAll);
+    cmd->add_option("--zeromq-uri", o.zeromq_uri,
+                    "Collector address, or several comma-separated (default: [node] zeromq-uri of the "
+                    "config, else tcp://127.0.0.1:5556)")
+        ->check(collector_list_check());
+    cmd->add_option("-s,--sample-period", o.period_s,
+                    "Seconds between samples unless the spec sets it (default: the config's, else 5)")
+        ->check(CLI::Range(0.1, 3600.0));
+    cmd->add_flag(std::string(spec::k_perfhw_flag), o.enable_perfhw,
+                  "Count perf events for every job unless its spec says which");
+    cmd->add_option("--perfhw-list", o.perfhw_list, "Events for --enable-perfhw, comma-separated")
+        ->expected(1)
+        ->multi_option_policy(CLI::MultiOptionPolicy::TakeAll);
+    cmd->add_flag("--create-cgroup", o.create_cgroup,
+                  "With --cgroup, for schedulers without cgroups: create the job's cgroup (removed again at "
+                  "stop); with a scheduler that makes cgroups, only colmet's perf_event directory");
+    cmd->add_flag("--hook", o.hook, "Hook mode: always exit 0, log to the log file only");
+    cmd->add_option("--run-dir", o.run_dir, "Where the <job>.pid records live")->capture_default_str();
+    cmd->add_option("--cgroup-root", o.cgroup_root, "Where the cgroup file systems are mounted")->capture_default_str();
+    cmd->add_option("--sysfs-root", o.sysfs_root, "Where sysfs is mounted (perf event names)")->capture_default_str();
+    cmd->add_option("--log-file", o.log_file, "Log file of colmet-job and of the sampler it starts")
+        ->capture_default_str();
+    cmd->add_option("-c,--config", o.config, "colmet.conf to read (passed on to colmet-node)")->capture_default_str();
+    cmd->add_option("--spool-dir", o.spool_dir,
+                    "The node spool, passed to colmet-node (default: [node] spool-dir of the config, else "
+                    "/var/spool/colmet); the sampler flushes spooled data there in the background");
+    cmd->add_option("--node-binary", o.node_binary, "colmet-node to run (default: found next to colmet-job)");
+    add_verbose_flag(*cmd, o.verbosity);
+    cmd->add_option("node-options", o.node_args, "More colmet-node options, after --");
+    return cmd;
 }
 
 }  // namespace colmet::job

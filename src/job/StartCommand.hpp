@@ -1,10 +1,14 @@
-// colmet-job start / stop / status: the helpers scheduler hooks call to run
-// one detached colmet-node per job (OAR's job_resource_manager, Slurm's
+// colmet-job start: the helper scheduler hooks call to run one detached
+// colmet-node per job (stop, status and flush-spool: their own headers) (OAR's job_resource_manager, Slurm's
 // prolog and epilog). Run as root.
 #pragma once
 
 #include <string>
 #include <vector>
+
+namespace CLI {
+class App;
+}  // namespace CLI
 
 namespace colmet::job {
 
@@ -41,38 +45,10 @@ struct StartOptions {
     int verbosity = 0;
 };
 
-struct StopOptions {
-    std::string job_id;
-    bool hook = false;
-    std::string run_dir = k_default_run_dir;
-    double timeout_s = 5;  // SIGTERM, then SIGKILL after this long
-    std::string log_file = k_default_log_file;
-    std::string config = k_default_config;
-    std::string spool_dir;  // as StartOptions
-    int verbosity = 0;
-};
-
-struct FlushSpoolOptions {
-    std::string spool_dir;  // as StartOptions
-    std::string config = k_default_config;
-    double wait_s = 30;
-    double max_age_s = 86400;
-    bool hook = false;
-    std::string log_file;  // empty: stderr (hook mode: k_default_log_file)
-    int verbosity = 0;
-};
-
-// Exit codes of flush-spool outside hook mode.
-inline constexpr int k_exit_spool_kept = 75;  // some messages wait for the next flush (EX_TEMPFAIL)
-
-struct StatusOptions {
-    std::string run_dir = k_default_run_dir;
-};
-
 int start_command(const StartOptions &options);
-int stop_command(const StopOptions &options);
-int status_command(const StatusOptions &options);
-int flush_spool_command(const FlushSpoolOptions &options);
+
+// Declares `start` and its options on `app`, filled into `options`.
+CLI::App *add_start_command(CLI::App &app, StartOptions &options);
 
 // The node spool directory: `given`, else [node] spool-dir of the config,
 // else colmet-node's default. "" when the config turns the spool off.

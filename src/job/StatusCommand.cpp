@@ -1,3 +1,6 @@
+#include "job/StatusCommand.hpp"
+
+#include "job/CommandLine.hpp"
 #include "job/SamplerRecord.hpp"
 #include "job/StartCommand.hpp"
 
@@ -52,6 +55,13 @@ int status_command(const StatusOptions &o)
     // Non-zero when a record describes a sampler that is gone: worth a look
     // (colmet-job stop --job-id cleans it up).
     return dead == 0 ? 0 : 3;
+}
+
+CLI::App *add_status_command(CLI::App &app, StatusOptions &o)
+{
+    auto *cmd = app.add_subcommand("status", "List the samplers started by colmet-job start");
+    cmd->add_option("--run-dir", o.run_dir, "Where the <job>.pid records live")->capture_default_str();
+    return cmd;
 }
 
 }  // namespace colmet::job

@@ -1,5 +1,8 @@
+#include "job/StopCommand.hpp"
+
 #include "common/log.hpp"
 #include "common/names.hpp"
+#include "job/CommandLine.hpp"
 #include "job/HookSupport.hpp"
 #include "job/SamplerRecord.hpp"
 #include "job/StartCommand.hpp"
@@ -92,6 +95,24 @@ int stop_command(const StopOptions &o)
         rc = 70;
     }
     return o.hook ? 0 : rc;
+}
+
+CLI::App *add_stop_command(CLI::App &app, StopOptions &o)
+{
+    auto *cmd = app.add_subcommand("stop", "Stop a job's sampler: final sample, counters reset, cleanup");
+    cmd->add_option("--job-id", o.job_id, "The scheduler's job id")->required();
+    cmd->add_flag("--hook", o.hook, "Hook mode: always exit 0, log to the log file only");
+    cmd->add_option("--run-dir", o.run_dir, "Where the <job>.pid records live")->capture_default_str();
+    cmd->add_option("--timeout", o.timeout_s, "Seconds to wait after SIGTERM before SIGKILL")
+        ->check(CLI::Range(0.1, 60.0))
+        ->capture_default_str();
+    cmd->add_option("--log-file", o.log_file, "Log file")->capture_default_str();
+    cmd->add_option("-c,--config", o.config, "colmet.conf to read ([node] spool-dir)")->capture_default_str();
+    cmd->add_option("--spool-dir", o.spool_dir,
+                    "The node spool: what the sampler spooled is flushed in the background (default: [node] "
+                    "spool-dir of the config, else /var/spool/colmet)");
+    add_verbose_flag(*cmd, o.verbosity);
+    return cmd;
 }
 
 }  // namespace colmet::job

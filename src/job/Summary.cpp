@@ -1,6 +1,7 @@
 #include "job/Summary.hpp"
 
 #include "collector/summary/JobSummary.hpp"
+#include "job/CommandLine.hpp"
 
 #include <chrono>
 #include <cmath>
@@ -142,4 +143,15 @@ int show_summary(const std::filesystem::path &file, double wait_s)
                  human_seconds(summary->duration_s).c_str(), summary_lines(*summary).c_str());
     return 0;
 }
+CLI::App *add_summary_command(CLI::App &app, SummaryOptions &o)
+{
+    auto *cmd = app.add_subcommand(
+        "summary", "Print a job's summary from its JSON file, waiting for the collector to write it (Slurm's srun)");
+    cmd->add_option("file", o.file, "The job's summary, <stem>.json beside its HDF5 file")->required();
+    cmd->add_option("--wait", o.wait_s, "Seconds to wait for the summary when the job has just ended")
+        ->check(CLI::Range(0.0, 600.0))
+        ->capture_default_str();
+    return cmd;
+}
+
 }  // namespace colmet::job

@@ -6,6 +6,10 @@
 #include <filesystem>
 #include <string>
 
+namespace CLI {
+class App;
+}  // namespace CLI
+
 namespace colmet::job {
 
 // Human-readable sizes and durations: "212.4 MiB", "1 h 02 min", "3.21 s".
@@ -31,5 +35,12 @@ std::string summary_lines(const collector::JobSummary &summary);
 // stderr, first line "colmet: job <id> ended after <duration>"; what went
 // wrong otherwise. 0 when printed, 1 when not.
 int show_summary(const std::filesystem::path &file, double wait_s);
+
+struct SummaryOptions {
+    std::string file;  // the job's <stem>.json
+    double wait_s = 10;
+};
+// Declares `summary` and its options on `app`, filled into `options`.
+CLI::App *add_summary_command(CLI::App &app, SummaryOptions &options);
 
 }  // namespace colmet::job

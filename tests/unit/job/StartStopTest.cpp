@@ -5,6 +5,7 @@
 // that dies at start, and the hook-mode exit policy.
 #include "job/SamplerRecord.hpp"
 #include "job/StartCommand.hpp"
+#include "job/StopCommand.hpp"
 
 #include "FakeTree.hpp"
 

@@ -5,7 +5,8 @@
 
 int main()
 {
-    auto sink = colmet::collector::tsdb::TsdbSink::with_submit(
-        {}, [](const std::string &, uint64_t, uint64_t) { return std::optional<colmet::collector::tsdb::BatchFate>(); });
+    auto sink = colmet::collector::tsdb::TsdbSink::with_submit({}, [](const std::string &, uint64_t, uint64_t) {
+        return std::optional<colmet::collector::tsdb::BatchFate>();
+    });
     return sink ? 0 : 1;
 }
