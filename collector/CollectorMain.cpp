@@ -80,7 +80,8 @@ void add_tsdb_options(CLI::App &app, tsdb::TsdbOptions &t)
     app.add_option("--tsdb-ca-file", t.http.ca_file, "TLS: trust the certificate authorities of this file");
 }
 
-void add_options(CLI::App &app, CollectorOptions &o)
+// The receiving and acknowledgement sockets: addresses, CURVE, connection limits.
+void add_listen_options(CLI::App &app, CollectorOptions &o)
 {
     app.add_option("--zeromq-bind-uri", o.listen.bind_uri,
                    std::string("Where to listen (ZeroMQ PULL binds here; default: ") + k_default_bind_secure +
@@ -112,6 +113,11 @@ void add_options(CLI::App &app, CollectorOptions &o)
     app.add_option("--zeromq-hwm", o.listen.hwm, "Messages queued at most per connection in the receive socket")
         ->check(CLI::Range(1, 10000000))
         ->capture_default_str();
+}
+
+// The HDF5 sink: its directory, files, compression, flushes and memory.
+void add_hdf5_options(CLI::App &app, CollectorOptions &o)
+{
     app.add_option("--hdf5-dir", o.hdf5_dir, "Write one HDF5 file per job into this directory");
     app.add_option("--name", o.hdf5.writer,
                    "This collector's name, recorded in every job file it writes; a file that names another "
@@ -163,6 +169,11 @@ void add_options(CLI::App &app, CollectorOptions &o)
            "Pause writing while the HDF5 directory's file system has less free space than this, in MiB (0 = never)")
         ->check(CLI::Range(0, 1048576))
         ->default_str(std::to_string(o.hdf5.min_free_bytes >> 20));
+}
+
+// Admission: what the collector accepts of each host and job.
+void add_admission_options(CLI::App &app, CollectorOptions &o)
+{
     app.add_option("--max-clock-skew", o.admission.max_clock_skew_s,
                    "Refuse a message whose time is this many seconds ahead of the collector's clock, or this plus "
                    "--max-message-delay behind it (0 = no time check)")
@@ -185,6 +196,11 @@ void add_options(CLI::App &app, CollectorOptions &o)
                    "Refuse new jobs on a host beyond this many per minute (0 = no cap)")
         ->check(CLI::Range(0, 10000000))
         ->capture_default_str();
+}
+
+// At job end and while jobs run: the on-job-end command and the waste flags.
+void add_job_end_options(CLI::App &app, CollectorOptions &o)
+{
     app.add_option("--on-job-end", o.job_end.command,
                    "Run this shell command for each ended job, its summary as JSON on standard input (needs "
                    "--hdf5-dir; e.g. colmet-mail-summary)");
@@ -224,6 +240,14 @@ void add_options(CLI::App &app, CollectorOptions &o)
                    "periods (0 = off)")
         ->check(CLI::Range(0.0, 604800.0))
         ->capture_default_str();
+}
+
+void add_options(CLI::App &app, CollectorOptions &o)
+{
+    add_listen_options(app, o);
+    add_hdf5_options(app, o);
+    add_admission_options(app, o);
+    add_job_end_options(app, o);
     app.add_flag("--allow-root", o.allow_root,
                  "Run even as root (the collector needs no privilege: run it as its own user, as "
                  "colmet-collector.service does)");
@@ -271,6 +295,75 @@ void fit_descriptors(Hdf5Options *hdf5, ConnectionLimits &connections, bool ack_
 
 }  // namespace
 
+// The receiving and acknowledgement endpoints: defaults filled in, each
+// checked against the bind policy (BindPolicy.hpp), warnings for an
+// unauthenticated or private-/tmp one. False when refused (logged).
+bool settle_endpoints(CollectorOptions &o)
+{
+    const bool authenticated = !o.listen.curve_secret_key.empty();
+    if (o.listen.bind_uri.empty())
+        o.listen.bind_uri = authenticated ? k_default_bind_secure : k_default_bind_loopback;
+    if (auto r = check_bind(o.listen.bind_uri, authenticated, o.allow_unauthenticated); !r) {
+        spdlog::critical("{}", r.error().message());
+        return false;
+    }
+    if (o.listen.ack_bind_uri == k_no_ack_endpoint) {
+        o.listen.ack_bind_uri.clear();
+    } else {
+        if (o.listen.ack_bind_uri.empty()) {
+            auto derived = ack_endpoint_of(o.listen.bind_uri);
+            if (!derived) {
+                spdlog::critical("--ack-bind-uri: {}", derived.error().message());
+                return false;
+            }
+            o.listen.ack_bind_uri = std::move(*derived);
+        }
+        if (auto r = check_bind(o.listen.ack_bind_uri, authenticated, o.allow_unauthenticated); !r) {
+            spdlog::critical("--ack-bind-uri: {}", r.error().message());
+            return false;
+        }
+    }
+    if (!authenticated && !is_loopback_endpoint(o.listen.bind_uri))
+        spdlog::warn("listening on {} WITHOUT AUTHENTICATION (allow-unauthenticated): any user who reaches it can "
+                     "write into any job's file; see colmet-keygen(8)",
+                     o.listen.bind_uri);
+    for (const auto *uri : {&o.listen.bind_uri, &o.listen.ack_bind_uri})
+        if (const auto warning = private_tmp_warning(*uri, std::getenv("INVOCATION_ID")); !warning.empty())
+            spdlog::warn("{}", warning);
+    o.listen.connections.idle_timeout_ns = static_cast<int64_t>(o.idle_timeout_s * 1e9);
+    return true;
+}
+
+// The sinks the options ask for (HDF5, time series, stdout), in that
+// order; 0, or the exit status when one cannot start (logged).
+int make_sinks(CollectorOptions &o, std::vector<std::unique_ptr<Sink>> &sinks)
+{
+    if (!o.hdf5_dir.empty()) {
+        o.hdf5.dir = o.hdf5_dir;
+        auto sink = make_hdf5_sink(o.hdf5);
+        if (!sink) {
+            spdlog::critical("{}", sink.error().message());
+            return 73;
+        }
+        spdlog::info("writing job files into {} as the collector '{}'", (*sink)->dir().string(), o.hdf5.writer);
+        sinks.push_back(std::move(*sink));
+    }
+    if (!o.tsdb.http.url.empty()) {
+        o.tsdb.flag_rules = o.hdf5.flag_rules;
+        auto sink = tsdb::TsdbSink::make(o.tsdb);
+        if (!sink) {
+            spdlog::critical("{}", sink.error().message());
+            return 78;
+        }
+        spdlog::info("sending every value to {} ({}{}{})", o.tsdb.http.url, tsdb::protocol_name(o.tsdb.protocol),
+                     o.tsdb.cluster.empty() ? "" : ", cluster ", o.tsdb.cluster);
+        sinks.push_back(std::move(*sink));
+    }
+    if (o.to_stdout)
+        sinks.push_back(std::make_unique<StdoutSink>());
+    return 0;
+}
+
 int collector_main(int argc, char **argv)
 {
     CLI::App app{"colmet-collector: receives colmet-node messages, stores one HDF5 file per job and/or sends the "
@@ -298,37 +391,8 @@ int collector_main(int argc, char **argv)
         return 78;
     }
 
-    const bool authenticated = !o.listen.curve_secret_key.empty();
-    if (o.listen.bind_uri.empty())
-        o.listen.bind_uri = authenticated ? k_default_bind_secure : k_default_bind_loopback;
-    if (auto r = check_bind(o.listen.bind_uri, authenticated, o.allow_unauthenticated); !r) {
-        spdlog::critical("{}", r.error().message());
+    if (!settle_endpoints(o))
         return 64;
-    }
-    if (o.listen.ack_bind_uri == k_no_ack_endpoint) {
-        o.listen.ack_bind_uri.clear();
-    } else {
-        if (o.listen.ack_bind_uri.empty()) {
-            auto derived = ack_endpoint_of(o.listen.bind_uri);
-            if (!derived) {
-                spdlog::critical("--ack-bind-uri: {}", derived.error().message());
-                return 64;
-            }
-            o.listen.ack_bind_uri = std::move(*derived);
-        }
-        if (auto r = check_bind(o.listen.ack_bind_uri, authenticated, o.allow_unauthenticated); !r) {
-            spdlog::critical("--ack-bind-uri: {}", r.error().message());
-            return 64;
-        }
-    }
-    if (!authenticated && !is_loopback_endpoint(o.listen.bind_uri))
-        spdlog::warn("listening on {} WITHOUT AUTHENTICATION (allow-unauthenticated): any user who reaches it can "
-                     "write into any job's file; see colmet-keygen(8)",
-                     o.listen.bind_uri);
-    for (const auto *uri : {&o.listen.bind_uri, &o.listen.ack_bind_uri})
-        if (const auto warning = private_tmp_warning(*uri, std::getenv("INVOCATION_ID")); !warning.empty())
-            spdlog::warn("{}", warning);
-    o.listen.connections.idle_timeout_ns = static_cast<int64_t>(o.idle_timeout_s * 1e9);
 
     // zlib allocates ~270 KB for every chunk it compresses; without this,
     // glibc returns that memory to the kernel each time (measured: 3-4x the
@@ -344,29 +408,8 @@ int collector_main(int argc, char **argv)
     }
     fit_descriptors(o.hdf5_dir.empty() ? nullptr : &o.hdf5, o.listen.connections, !o.listen.ack_bind_uri.empty());
     std::vector<std::unique_ptr<Sink>> sinks;
-    if (!o.hdf5_dir.empty()) {
-        o.hdf5.dir = o.hdf5_dir;
-        auto sink = make_hdf5_sink(o.hdf5);
-        if (!sink) {
-            spdlog::critical("{}", sink.error().message());
-            return 73;
-        }
-        spdlog::info("writing job files into {} as the collector '{}'", (*sink)->dir().string(), o.hdf5.writer);
-        sinks.push_back(std::move(*sink));
-    }
-    if (!o.tsdb.http.url.empty()) {
-        o.tsdb.flag_rules = o.hdf5.flag_rules;
-        auto sink = tsdb::TsdbSink::make(o.tsdb);
-        if (!sink) {
-            spdlog::critical("{}", sink.error().message());
-            return 78;
-        }
-        spdlog::info("sending every value to {} ({}{}{})", o.tsdb.http.url, tsdb::protocol_name(o.tsdb.protocol),
-                     o.tsdb.cluster.empty() ? "" : ", cluster ", o.tsdb.cluster);
-        sinks.push_back(std::move(*sink));
-    }
-    if (o.to_stdout)
-        sinks.push_back(std::make_unique<StdoutSink>());
+    if (int rc = make_sinks(o, sinks); rc != 0)
+        return rc;
 
     sigset_t set;
     sigemptyset(&set);

@@ -157,27 +157,182 @@ std::string connection_summary(const ConnectionGuard &guard, const AckPublisher 
 
 }  // namespace
 
+// The CURVE side (--curve-secret-key): the collector's secret key, the
+// nodes' keys, the ZAP handler bound before any socket that uses it. False
+// when a key cannot be read (logged).
+bool start_security(zmq::context_t &ctx, const ListenOptions &options, Collector &collector,
+                    std::optional<Security> &security, std::string &secret_key)
+{
+    auto pair = auth::read_key_pair_file(options.curve_secret_key);
+    if (!pair) {
+        spdlog::critical("collector key: {}", pair.error().message());
+        return false;
+    }
+    secret_key = pair->secret_key;
+    auto keys = load_node_keys(options.nodes_dir);
+    if (!keys)
+        return false;
+    collector.set_node_keys(keys);
+    security.emplace(Security{ZapHandler(keys), zmq::socket_t(ctx, zmq::socket_type::rep)});
+    security->socket.set(zmq::sockopt::linger, 0);
+    security->socket.bind(k_zap_endpoint);
+    return true;
+}
+
+// Bind a listening socket with what both of ours share: the handshake's
+// time limit, CURVE with `secret_key` (when not empty) and a monitor on
+// `monitor_endpoint` (connections accepted and closed, failed handshakes).
+// Throws zmq::error_t.
+void listen_watched(zmq::socket_t &socket, zmq::socket_t &monitor, const char *monitor_endpoint, const std::string &uri,
+                    int64_t handshake_ms, const std::string &secret_key)
+{
+    socket.set(zmq::sockopt::handshake_ivl, static_cast<int>(handshake_ms));
+    if (!secret_key.empty()) {
+        socket.set(zmq::sockopt::curve_server, true);
+        socket.set(zmq::sockopt::curve_secretkey, secret_key);
+        socket.set(zmq::sockopt::zap_domain, "colmet");
+    }
+    if (zmq_socket_monitor(socket.handle(), monitor_endpoint,
+                           ZMQ_EVENT_ACCEPTED | ZMQ_EVENT_DISCONNECTED | ZMQ_EVENT_CLOSED | k_handshake_failures) != 0)
+        throw zmq::error_t();
+    monitor.connect(monitor_endpoint);
+    socket.bind(uri);
+}
+
+// SIGTERM, SIGINT and SIGHUP as a descriptor to poll (blocked by main);
+// -1 on failure.
+int stop_and_hup_signals()
+{
+    sigset_t set;
+    sigemptyset(&set);
+    sigaddset(&set, SIGTERM);
+    sigaddset(&set, SIGINT);
+    sigaddset(&set, SIGHUP);
+    return signalfd(-1, &set, SFD_CLOEXEC | SFD_NONBLOCK);
+}
+
+// SIGHUP: log rotation, new node keys, or a check point: write what is
+// buffered, reopen the log, reload the nodes' keys (the ones in force stay
+// when the new ones cannot be read), keep going.
+void on_sighup(Collector &collector, const ListenOptions &options, Security *security)
+{
+    collector.flush_all(monotonic_ns());
+    if (options.reopen_log)
+        options.reopen_log();
+    if (security) {
+        if (auto keys = load_node_keys(options.nodes_dir)) {
+            security->zap.set_keys(keys);
+            collector.set_node_keys(keys);
+        } else {
+            spdlog::error("SIGHUP: keeping the {} node key(s) in force", security->zap.keys()->keys());
+        }
+    }
+    spdlog::info("received SIGHUP: buffered rows written, log file re-opened{}; {}{}",
+                 security ? ", node keys reloaded" : "", collector.stats().to_string(), collector.sinks_text());
+}
+
+// The acknowledgement publisher (--zeromq-ack-bind-uri): a PUB socket that
+// pings its subscribers, bounded as the receiving one. False when it cannot
+// listen (logged).
+bool start_ack_publisher(zmq::context_t &ctx, const ListenOptions &options, int64_t handshake_ms,
+                         const std::string &secret_key, std::optional<AckPublisher> &acks)
+{
+    acks.emplace(AckPublisher{zmq::socket_t(ctx, zmq::socket_type::pub),
+                              ConnectionGuard(options.connections),
+                              zmq::socket_t(ctx, zmq::socket_type::pair),
+                              {},
+                              0});
+    try {
+        acks->socket.set(zmq::sockopt::linger, 200);
+        acks->socket.set(zmq::sockopt::sndhwm, 10000);
+        acks->socket.set(zmq::sockopt::maxmsgsize, k_max_subscription_bytes);
+        // A node that died (power, panic, partition) leaves no FIN: a PUB
+        // never notices it without a ping its peer must answer.
+        acks->socket.set(zmq::sockopt::heartbeat_ivl, k_ack_heartbeat_ms);
+        acks->socket.set(zmq::sockopt::heartbeat_timeout, 3 * k_ack_heartbeat_ms);
+        listen_watched(acks->socket, acks->monitor, k_ack_monitor_endpoint, options.ack_bind_uri, handshake_ms,
+                       secret_key);
+    } catch (const zmq::error_t &e) {
+        spdlog::critical("cannot publish acknowledgements on {}: {}", options.ack_bind_uri, e.what());
+        return false;
+    }
+    return true;
+}
+
+// True when `socket` has something to read within `ms` milliseconds.
+bool readable_within(zmq::socket_t &socket, int ms)
+{
+    zmq::pollitem_t item{socket.handle(), 0, ZMQ_POLLIN, 0};
+    try {
+        zmq::poll(&item, 1, std::chrono::milliseconds(ms));
+    } catch (const zmq::error_t &) {
+        return false;
+    }
+    return (item.revents & ZMQ_POLLIN) != 0;
+}
+
+// Read what is queued on the receiving socket, at most `limit` frames, into
+// the collector (with the sender's CURVE key when `curve`); how many.
+int drain_frames(zmq::socket_t &socket, zmq::message_t &frame, ConnectionGuard &guard, Collector &collector, bool curve,
+                 int limit)
+{
+    int n = 0;
+    for (; n < limit; ++n) {
+        zmq::recv_result_t got;
+        try {
+            got = socket.recv(frame, zmq::recv_flags::dontwait);
+        } catch (const zmq::error_t &e) {
+            spdlog::error("receive: {}", e.what());
+            break;
+        }
+        if (!got)
+            break;
+        const int64_t now = monotonic_ns();
+        guard.message_from(zmq_msg_get(frame.handle(), ZMQ_SRCFD), now);
+        const char *key = curve ? zmq_msg_gets(frame.handle(), "User-Id") : nullptr;
+        collector.handle_frame(static_cast<const char *>(frame.data()), frame.size(), frame.more(), now,
+                               key ? std::string_view(key) : std::string_view());
+    }
+    return n;
+}
+
+// When the serving loop last ticked and last logged its numbers.
+struct LoopClocks {
+    int64_t last_tick = 0;
+    int64_t last_stats_log = 0;
+};
+
+// After each poll: every 200 ms the collector's tick, idle connections cut
+// and subscribers past their handshake protected; the acknowledgements due;
+// every minute a line of numbers.
+void housekeeping(Collector &collector, ConnectionGuard &guard, AckPublisher *acks, const Security *security,
+                  int64_t handshake_ms, LoopClocks &clocks)
+{
+    const int64_t now = monotonic_ns();
+    if (now - clocks.last_tick >= 200'000'000) {
+        collector.tick(now);
+        for (int fd : guard.idle(now))
+            ::shutdown(fd, SHUT_RDWR);
+        if (acks)
+            acks->guard.protect_older_than(now - (handshake_ms + 1000) * 1'000'000);
+        clocks.last_tick = now;
+    }
+    if (acks)
+        acks->publish(collector);
+    if (now - clocks.last_stats_log >= int64_t{60} * 1'000'000'000) {
+        spdlog::info("{}; {}{}", collector.stats().to_string(), connection_summary(guard, acks, security),
+                     collector.sinks_text());
+        clocks.last_stats_log = now;
+    }
+}
+
 int serve(Collector &collector, const ListenOptions &options)
 {
     zmq::context_t ctx(1);
     std::optional<Security> security;
-    std::string secret_key;
-    if (!options.curve_secret_key.empty()) {
-        auto pair = auth::read_key_pair_file(options.curve_secret_key);
-        if (!pair) {
-            spdlog::critical("collector key: {}", pair.error().message());
-            return 78;
-        }
-        secret_key = pair->secret_key;
-        auto keys = load_node_keys(options.nodes_dir);
-        if (!keys)
-            return 78;
-        collector.set_node_keys(keys);
-        // The ZAP handler must be bound before the socket that uses it.
-        security.emplace(Security{ZapHandler(keys), zmq::socket_t(ctx, zmq::socket_type::rep)});
-        security->socket.set(zmq::sockopt::linger, 0);
-        security->socket.bind(k_zap_endpoint);
-    }
+    std::string secret_key;  // empty: no CURVE
+    if (!options.curve_secret_key.empty() && !start_security(ctx, options, collector, security, secret_key))
+        return 78;
 
     // A connection that never completes its greeting holds a descriptor:
     // ZeroMQ closes it after this long.
@@ -192,62 +347,17 @@ int serve(Collector &collector, const ListenOptions &options)
         // A frame above the protocol's limit is refused by ZeroMQ itself,
         // before it is received whole: the peer is disconnected.
         socket.set(zmq::sockopt::maxmsgsize, static_cast<int64_t>(wire::k_max_message_bytes));
-        socket.set(zmq::sockopt::handshake_ivl, static_cast<int>(handshake_ms));
-        if (security) {
-            socket.set(zmq::sockopt::curve_server, true);
-            socket.set(zmq::sockopt::curve_secretkey, secret_key);
-            socket.set(zmq::sockopt::zap_domain, "colmet");
-        }
-        if (zmq_socket_monitor(socket.handle(), k_monitor_endpoint,
-                               ZMQ_EVENT_ACCEPTED | ZMQ_EVENT_DISCONNECTED | ZMQ_EVENT_CLOSED | k_handshake_failures) !=
-            0)
-            throw zmq::error_t();
-        monitor.connect(k_monitor_endpoint);
-        socket.bind(options.bind_uri);
+        listen_watched(socket, monitor, k_monitor_endpoint, options.bind_uri, handshake_ms, secret_key);
     } catch (const zmq::error_t &e) {
         spdlog::critical("cannot listen on {}: {}", options.bind_uri, e.what());
         return 69;
     }
     std::optional<AckPublisher> acks;
-    if (!options.ack_bind_uri.empty()) {
-        acks.emplace(AckPublisher{zmq::socket_t(ctx, zmq::socket_type::pub),
-                                  ConnectionGuard(options.connections),
-                                  zmq::socket_t(ctx, zmq::socket_type::pair),
-                                  {},
-                                  0});
-        try {
-            acks->socket.set(zmq::sockopt::linger, 200);
-            acks->socket.set(zmq::sockopt::sndhwm, 10000);
-            acks->socket.set(zmq::sockopt::maxmsgsize, k_max_subscription_bytes);
-            // A node that died (power, panic, partition) leaves no FIN: a PUB
-            // never notices it without a ping its peer must answer.
-            acks->socket.set(zmq::sockopt::heartbeat_ivl, k_ack_heartbeat_ms);
-            acks->socket.set(zmq::sockopt::heartbeat_timeout, 3 * k_ack_heartbeat_ms);
-            acks->socket.set(zmq::sockopt::handshake_ivl, static_cast<int>(handshake_ms));
-            if (security) {
-                acks->socket.set(zmq::sockopt::curve_server, true);
-                acks->socket.set(zmq::sockopt::curve_secretkey, secret_key);
-                acks->socket.set(zmq::sockopt::zap_domain, "colmet");
-            }
-            if (zmq_socket_monitor(acks->socket.handle(), k_ack_monitor_endpoint,
-                                   ZMQ_EVENT_ACCEPTED | ZMQ_EVENT_DISCONNECTED | ZMQ_EVENT_CLOSED |
-                                       k_handshake_failures) != 0)
-                throw zmq::error_t();
-            acks->monitor.connect(k_ack_monitor_endpoint);
-            acks->socket.bind(options.ack_bind_uri);
-        } catch (const zmq::error_t &e) {
-            spdlog::critical("cannot publish acknowledgements on {}: {}", options.ack_bind_uri, e.what());
-            return 69;
-        }
-    }
+    if (!options.ack_bind_uri.empty() && !start_ack_publisher(ctx, options, handshake_ms, secret_key, acks))
+        return 69;
     secret_key.assign(secret_key.size(), '\0');
 
-    sigset_t set;
-    sigemptyset(&set);
-    sigaddset(&set, SIGTERM);
-    sigaddset(&set, SIGINT);
-    sigaddset(&set, SIGHUP);
-    int sfd = signalfd(-1, &set, SFD_CLOEXEC | SFD_NONBLOCK);
+    const int sfd = stop_and_hup_signals();
     if (sfd < 0) {
         spdlog::critical("signalfd: {}", std::strerror(errno));
         return 70;
@@ -257,30 +367,9 @@ int serve(Collector &collector, const ListenOptions &options)
                  acks ? "acknowledgements on " + options.ack_bind_uri : std::string("no acknowledgements"));
 
     zmq::message_t frame;
-    // Read what is queued, at most `limit` frames; returns how many.
-    auto drain = [&](int limit) {
-        int n = 0;
-        for (; n < limit; ++n) {
-            zmq::recv_result_t got;
-            try {
-                got = socket.recv(frame, zmq::recv_flags::dontwait);
-            } catch (const zmq::error_t &e) {
-                spdlog::error("receive: {}", e.what());
-                break;
-            }
-            if (!got)
-                break;
-            const int64_t now = monotonic_ns();
-            guard.message_from(zmq_msg_get(frame.handle(), ZMQ_SRCFD), now);
-            const char *key = security ? zmq_msg_gets(frame.handle(), "User-Id") : nullptr;
-            collector.handle_frame(static_cast<const char *>(frame.data()), frame.size(), frame.more(), now,
-                                   key ? std::string_view(key) : std::string_view());
-        }
-        return n;
-    };
+    auto drain = [&](int limit) { return drain_frames(socket, frame, guard, collector, security.has_value(), limit); };
 
-    int64_t last_tick = monotonic_ns();
-    int64_t last_stats_log = last_tick;
+    LoopClocks clocks{monotonic_ns(), monotonic_ns()};
     for (;;) {
         // The sockets that may be absent go last, so that the count leaves them out.
         zmq::pollitem_t items[5] = {
@@ -311,58 +400,20 @@ int serve(Collector &collector, const ListenOptions &options)
             signalfd_siginfo info{};
             if (::read(sfd, &info, sizeof info) == static_cast<ssize_t>(sizeof info)) {
                 if (info.ssi_signo == SIGHUP) {
-                    // Log rotation, new node keys, or a check point: write
-                    // what is buffered, keep going.
-                    collector.flush_all(monotonic_ns());
-                    if (options.reopen_log)
-                        options.reopen_log();
-                    if (security) {
-                        if (auto keys = load_node_keys(options.nodes_dir)) {
-                            security->zap.set_keys(keys);
-                            collector.set_node_keys(keys);
-                        } else {
-                            spdlog::error("SIGHUP: keeping the {} node key(s) in force", security->zap.keys()->keys());
-                        }
-                    }
-                    spdlog::info("received SIGHUP: buffered rows written, log file re-opened{}; {}{}",
-                                 security ? ", node keys reloaded" : "", collector.stats().to_string(),
-                                 collector.sinks_text());
+                    on_sighup(collector, options, security ? &*security : nullptr);
                     continue;
                 }
                 spdlog::info("received signal {}: storing what is queued, then closing every file", info.ssi_signo);
                 break;
             }
         }
-        int64_t now = monotonic_ns();
-        if (now - last_tick >= 200'000'000) {
-            collector.tick(now);
-            for (int fd : guard.idle(now))
-                ::shutdown(fd, SHUT_RDWR);
-            if (acks)  // subscribers past their handshake
-                acks->guard.protect_older_than(now - (handshake_ms + 1000) * 1'000'000);
-            last_tick = now;
-        }
-        if (acks)
-            acks->publish(collector);
-        if (now - last_stats_log >= int64_t{60} * 1'000'000'000) {
-            spdlog::info("{}; {}{}", collector.stats().to_string(),
-                         connection_summary(guard, acks ? &*acks : nullptr, security ? &*security : nullptr),
-                         collector.sinks_text());
-            last_stats_log = now;
-        }
+        housekeeping(collector, guard, acks ? &*acks : nullptr, security ? &*security : nullptr, handshake_ms, clocks);
     }
     // Messages already on their way (a sampler's job end sent just before
     // the signal) are still stored: read until the socket has been quiet
     // for 100 ms, at most 2 s.
-    int64_t stop_by = monotonic_ns() + 2'000'000'000;
-    while (monotonic_ns() < stop_by) {
-        zmq::pollitem_t item{socket.handle(), 0, ZMQ_POLLIN, 0};
-        try {
-            zmq::poll(&item, 1, std::chrono::milliseconds(100));
-        } catch (const zmq::error_t &) {
-        }
-        if (!(item.revents & ZMQ_POLLIN) || drain(10000) == 0)
-            break;
+    const int64_t stop_by = monotonic_ns() + 2'000'000'000;
+    while (monotonic_ns() < stop_by && readable_within(socket, 100) && drain(10000) > 0) {
     }
     collector.close_all();
     if (acks)

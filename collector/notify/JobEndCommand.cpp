@@ -60,6 +60,56 @@ std::string output_tail(const std::string &text)
     return out;
 }
 
+// One poll round of a running command: its input written as far as it
+// takes it (a command that does not read it gets EPIPE, whose SIGPIPE is
+// taken back here), its output read (the last k_output_kept bytes kept),
+// and killed with its group once past its deadline.
+void exchange(Running &r, const sigset_t &pipe_signal, Clock::time_point now)
+{
+    const timespec no_wait{0, 0};
+    if (r.input >= 0) {
+        const ssize_t n = ::write(r.input, r.job.json.data() + r.written, r.job.json.size() - r.written);
+        if (n > 0)
+            r.written += static_cast<size_t>(n);
+        if (n < 0 && errno == EPIPE)
+            (void)sigtimedwait(&pipe_signal, nullptr, &no_wait);
+        if (r.written == r.job.json.size() || (n < 0 && errno != EAGAIN && errno != EINTR))
+            close_fd(r.input);  // all written, or the command does not read it (EPIPE)
+    }
+    if (r.output >= 0) {
+        char buf[4096];
+        ssize_t n;
+        while ((n = ::read(r.output, buf, sizeof buf)) > 0) {
+            r.output_text.append(buf, static_cast<size_t>(n));
+            if (r.output_text.size() > 2 * k_output_kept)
+                r.output_text.erase(0, r.output_text.size() - k_output_kept);
+        }
+        if (n == 0)
+            close_fd(r.output);
+    }
+    if (!r.killed && now >= r.deadline) {
+        ::kill(-r.pid, SIGKILL);
+        ::kill(r.pid, SIGKILL);
+        r.killed = true;
+    }
+}
+
+// The log line of an ended command (its wait status), with the end of what
+// it printed.
+void log_outcome(const Running &r, int status, bool ok, double timeout_s)
+{
+    const std::string tail = output_tail(r.output_text);
+    const char *sep = tail.empty() ? "" : ": ";
+    if (ok)
+        spdlog::info("on-job-end: job {}: done{}{}", r.job.job_id, sep, tail);
+    else if (r.killed)
+        spdlog::warn("on-job-end: job {}: killed after {} s{}{}", r.job.job_id, timeout_s, sep, tail);
+    else if (WIFEXITED(status))
+        spdlog::warn("on-job-end: job {}: exit status {}{}{}", r.job.job_id, WEXITSTATUS(status), sep, tail);
+    else
+        spdlog::warn("on-job-end: job {}: killed by signal {}{}{}", r.job.job_id, WTERMSIG(status), sep, tail);
+}
+
 // Start `/bin/sh -c command` with the job's environment; the pipes' other
 // ends in `r`. false with errno's text in `why`.
 bool spawn(const JobEndOptions &o, Running &r, std::string &why)
@@ -193,7 +243,6 @@ void JobEndCommand::run()
     sigemptyset(&pipe_signal);
     sigaddset(&pipe_signal, SIGPIPE);
     pthread_sigmask(SIG_BLOCK, &pipe_signal, nullptr);
-    const timespec no_wait{0, 0};
     std::vector<Running> running;
     const auto timeout =
         std::chrono::duration_cast<Clock::duration>(std::chrono::duration<double>(m_options.timeout_s));
@@ -253,33 +302,8 @@ void JobEndCommand::run()
         (void)!::read(m_wake, &drained, sizeof drained);
 
         const auto now = Clock::now();
-        for (auto &r : running) {
-            if (r.input >= 0) {
-                const ssize_t n = ::write(r.input, r.job.json.data() + r.written, r.job.json.size() - r.written);
-                if (n > 0)
-                    r.written += static_cast<size_t>(n);
-                if (n < 0 && errno == EPIPE)
-                    (void)sigtimedwait(&pipe_signal, nullptr, &no_wait);
-                if (r.written == r.job.json.size() || (n < 0 && errno != EAGAIN && errno != EINTR))
-                    close_fd(r.input);  // all written, or the command does not read it (EPIPE)
-            }
-            if (r.output >= 0) {
-                char buf[4096];
-                ssize_t n;
-                while ((n = ::read(r.output, buf, sizeof buf)) > 0) {
-                    r.output_text.append(buf, static_cast<size_t>(n));
-                    if (r.output_text.size() > 2 * k_output_kept)
-                        r.output_text.erase(0, r.output_text.size() - k_output_kept);
-                }
-                if (n == 0)
-                    close_fd(r.output);
-            }
-            if (!r.killed && now >= r.deadline) {
-                ::kill(-r.pid, SIGKILL);
-                ::kill(r.pid, SIGKILL);
-                r.killed = true;
-            }
-        }
+        for (auto &r : running)
+            exchange(r, pipe_signal, now);
         // Reap the commands that ended (without a pidfd: every poll round).
         for (auto it = running.begin(); it != running.end();) {
             int status = 0;
@@ -303,18 +327,7 @@ void JobEndCommand::run()
                 while ((n = ::read(it->output, buf, sizeof buf)) > 0 && it->output_text.size() < 2 * k_output_kept)
                     it->output_text.append(buf, static_cast<size_t>(n));
             }
-            const std::string tail = output_tail(it->output_text);
-            if (ok)
-                spdlog::info("on-job-end: job {}: done{}{}", it->job.job_id, tail.empty() ? "" : ": ", tail);
-            else if (it->killed)
-                spdlog::warn("on-job-end: job {}: killed after {} s{}{}", it->job.job_id, m_options.timeout_s,
-                             tail.empty() ? "" : ": ", tail);
-            else if (WIFEXITED(status))
-                spdlog::warn("on-job-end: job {}: exit status {}{}{}", it->job.job_id, WEXITSTATUS(status),
-                             tail.empty() ? "" : ": ", tail);
-            else
-                spdlog::warn("on-job-end: job {}: killed by signal {}{}{}", it->job.job_id, WTERMSIG(status),
-                             tail.empty() ? "" : ": ", tail);
+            log_outcome(*it, status, ok, m_options.timeout_s);
             close_fd(it->input);
             close_fd(it->output);
             close_fd(it->pidfd);

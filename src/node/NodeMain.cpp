@@ -39,7 +39,8 @@ namespace {
 constexpr int k_exit_usage = 64;
 constexpr int k_exit_unavailable = 69;
 
-void add_options(CLI::App &app, NodeOptions &o)
+// The job: its id, cgroups, owner, host and period.
+void add_job_options(CLI::App &app, NodeOptions &o)
 {
     app.add_option("--job-id", o.job_id, "Job identifier as the scheduler spells it (123, 123_4, 123.0)")
         ->required()
@@ -69,6 +70,11 @@ void add_options(CLI::App &app, NodeOptions &o)
     app.add_option("-s,--sample-period", o.period_s, "Seconds between samples (0.1 to 3600)")
         ->check(CLI::Range(k_min_period_s, k_max_period_s))
         ->capture_default_str();
+}
+
+// Delivery: the collector, CURVE, acknowledgements, the outbox and the spool.
+void add_delivery_options(CLI::App &app, NodeOptions &o)
+{
     app.add_option("--zeromq-uri", o.zmq.uri,
                    "Collector address (ZeroMQ PUSH connects here); several, comma-separated: the job's one by a hash "
                    "of the job id")
@@ -116,6 +122,11 @@ void add_options(CLI::App &app, NodeOptions &o)
                    "Milliseconds spent at exit delivering queued messages (-1 = until delivered)")
         ->check(CLI::Range(-1, 60000))
         ->capture_default_str();
+}
+
+// The backends, the control socket, the metadata and the log.
+void add_backend_options(CLI::App &app, NodeOptions &o)
+{
     app.add_option("--disable-backend", o.disabled_backends,
                    "Do not run this backend (repeatable; see --list-backends)")
         ->check([](const std::string &name) {
@@ -170,6 +181,13 @@ void add_options(CLI::App &app, NodeOptions &o)
     app.add_option("--meta", o.meta, "Extra KEY=VALUE metadata for the job (repeatable)");
     app.add_option("--log-file", o.log_file, "Log to this file instead of stderr");
     app.add_flag("-v,--verbose", o.verbosity, "More log output (-v info, -vv debug)");
+}
+
+void add_options(CLI::App &app, NodeOptions &o)
+{
+    add_job_options(app, o);
+    add_delivery_options(app, o);
+    add_backend_options(app, o);
 }
 
 size_t count_job_cpus(const cgroup::CgroupPaths &paths)
@@ -311,6 +329,108 @@ Result<std::vector<perf::PerfEventSpec>> resolve_perf_events(const std::vector<s
     return specs;
 }
 
+// The backends that read the job's cgroups (every job backend the options
+// leave enabled), for the cgroup directories given: built at start, and
+// again when the job's processes show other directories.
+JobBackendBuilder job_backend_builder(const NodeOptions &o)
+{
+    return [o](const cgroup::CgroupPaths &where) {
+        JobBackends out;
+        JobContext job{o.job_id, where, o.proc_root, o.cgroup_leaves};
+        for (const auto &factory : job_backends()) {
+            if (std::find(o.disabled_backends.begin(), o.disabled_backends.end(), factory.name) !=
+                o.disabled_backends.end())
+                continue;
+            auto backend = factory.make_for_job(job);
+            if (!backend) {
+                spdlog::warn("backend {} not available: {}", factory.name, backend.error().message());
+                continue;
+            }
+            spdlog::info("backend {}: {} metrics", factory.name, (*backend)->metrics().size());
+            out.backends.push_back(std::move(*backend));
+        }
+        out.meta.emplace_back("cpus", std::to_string(count_job_cpus(where)));
+        return out;
+    };
+}
+
+// The perfhw backend on the job's perf_event cgroup, its mapping file
+// written; null when it cannot count (logged).
+std::unique_ptr<MetricBackend> make_perfhw(const NodeOptions &o, const JobContext &ctx,
+                                           const std::vector<perf::PerfEventSpec> &events)
+{
+    auto perf = backends::perfhw::make_perfhw_backend(ctx, events, o.cgroup_root, o.sysfs_root);
+    if (!perf) {
+        spdlog::warn("backend perfhw not available: {}", perf.error().message());
+        return nullptr;
+    }
+    auto *b = static_cast<backends::perfhw::PerfhwBackend *>(perf->get());
+    if (!b->open_problems().empty())
+        spdlog::warn("perfhw: {}", b->open_problems());
+    spdlog::info("backend perfhw: {} events on {} CPUs", events.size(), b->cpus().size());
+    if (!o.perfhw_mapping_dir.empty()) {
+        auto file = backends::perfhw::write_mapping_file(o.perfhw_mapping_dir, b->metrics(), realtime_ns());
+        if (file)
+            spdlog::info("perfhw mapping written to {}", file->string());
+        else
+            spdlog::warn("perfhw mapping file: {}", file.error().message());
+    }
+    return std::move(*perf);
+}
+
+// The sampler's settings: the job's collector (`zmq`), its spool, the
+// perfhw events, and the job_start metadata (its cgroup, CPUs, user, GPUs,
+// --meta items).
+SamplerConfig sampler_config(const NodeOptions &o, const ZmqOptions &zmq, const cgroup::CgroupPaths &paths,
+                             std::vector<std::pair<std::string, std::string>> extra_meta, const std::string &gpus_meta)
+{
+    SamplerConfig config;
+    config.job_id = o.job_id;
+    config.host = o.hostname.empty() ? default_hostname() : o.hostname;
+    config.period_s = o.period_s;
+    config.collector_uri = zmq.uri;
+    config.outbox_bytes = mib_to_bytes(o.outbox_mib);
+    config.ack_timeout_s = o.ack_timeout_s;
+    config.ack_wait_s = o.ack_wait_s;
+    if (o.spool_dir != "none" && !o.spool_dir.empty() && !zmq.ack_uri.empty()) {
+        config.spool_dir = o.spool_dir;
+        config.spool_limits.job_bytes = mib_to_bytes(o.spool_mib);
+        config.spool_limits.node_bytes = mib_to_bytes(o.spool_node_mib);
+        config.spool_target.uri = zmq.uri;
+        config.spool_target.ack_uri = zmq.ack_uri;
+        config.spool_target.curve_server_key = absolute_path(zmq.curve_server_key);
+        config.spool_target.curve_secret_key = absolute_path(zmq.curve_secret_key);
+    }
+    if (o.enable_perfhw)
+        if (auto names = spec::split_event_list(o.perfhw_list))
+            config.perfhw_events = std::move(*names);
+    if (const auto dirs = paths.directories(); !dirs.empty())
+        config.cgroup_dir = dirs.front().string();
+    config.meta = {
+        {"cgroup", paths.relative}, {"cpus", std::to_string(count_job_cpus(paths))}, {"node_version", COLMET_VERSION}};
+    if (!o.user.empty())
+        config.meta.emplace_back("user", o.user);
+    if (!gpus_meta.empty())
+        config.meta.emplace_back("gpus", gpus_meta);
+    for (auto &kv : extra_meta)
+        config.meta.push_back(std::move(kv));
+    return config;
+}
+
+// --user and --hostname as the wire accepts them; false (logged) otherwise.
+bool valid_names(const NodeOptions &o)
+{
+    if (o.user.size() > wire::k_max_text_length || !wire::rules::printable_text(o.user)) {
+        spdlog::critical("--user: at most 1024 characters, no control characters");
+        return false;
+    }
+    if (!o.hostname.empty() && !valid_identifier(o.hostname)) {
+        spdlog::critical("--hostname '{}': use 1 to 128 printable ASCII characters without '/'", o.hostname);
+        return false;
+    }
+    return true;
+}
+
 int run(const NodeOptions &o)
 {
     log::setup("node", o.verbosity, o.log_file);
@@ -320,14 +440,8 @@ int run(const NodeOptions &o)
         spdlog::critical("{}", extra_meta.error().message());
         return k_exit_usage;
     }
-    if (o.user.size() > wire::k_max_text_length || !wire::rules::printable_text(o.user)) {
-        spdlog::critical("--user: at most 1024 characters, no control characters");
+    if (!valid_names(o))
         return k_exit_usage;
-    }
-    if (!o.hostname.empty() && !valid_identifier(o.hostname)) {
-        spdlog::critical("--hostname '{}': use 1 to 128 printable ASCII characters without '/'", o.hostname);
-        return k_exit_usage;
-    }
 
     // The job's collector, then its keys: an unreadable key is a set-up
     // error, whatever the job.
@@ -364,24 +478,7 @@ int run(const NodeOptions &o)
 
     // The backends that read the job's cgroups: built now, and again when the
     // job's processes show other directories.
-    const JobBackendBuilder build_job_backends = [o](const cgroup::CgroupPaths &where) {
-        JobBackends out;
-        JobContext job{o.job_id, where, o.proc_root, o.cgroup_leaves};
-        for (const auto &factory : job_backends()) {
-            if (std::find(o.disabled_backends.begin(), o.disabled_backends.end(), factory.name) !=
-                o.disabled_backends.end())
-                continue;
-            auto backend = factory.make_for_job(job);
-            if (!backend) {
-                spdlog::warn("backend {} not available: {}", factory.name, backend.error().message());
-                continue;
-            }
-            spdlog::info("backend {}: {} metrics", factory.name, (*backend)->metrics().size());
-            out.backends.push_back(std::move(*backend));
-        }
-        out.meta.emplace_back("cpus", std::to_string(count_job_cpus(where)));
-        return out;
-    };
+    const JobBackendBuilder build_job_backends = job_backend_builder(o);
     std::vector<std::unique_ptr<MetricBackend>> backends;
     if (cgroups->located())
         backends = build_job_backends(*paths).backends;
@@ -397,25 +494,9 @@ int run(const NodeOptions &o)
     const bool perfhw_waits = o.enable_perfhw && !cgroups->located() && paths->version == cgroup::Version::v2;
     if (perfhw_waits)
         spdlog::info("backend perfhw: its counters open once the job's cgroup is found");
-    if (o.enable_perfhw && !perfhw_waits) {
-        auto perf = backends::perfhw::make_perfhw_backend(ctx, *events, o.cgroup_root, o.sysfs_root);
-        if (!perf) {
-            spdlog::warn("backend perfhw not available: {}", perf.error().message());
-        } else {
-            auto *b = static_cast<backends::perfhw::PerfhwBackend *>(perf->get());
-            if (!b->open_problems().empty())
-                spdlog::warn("perfhw: {}", b->open_problems());
-            spdlog::info("backend perfhw: {} events on {} CPUs", events->size(), b->cpus().size());
-            if (!o.perfhw_mapping_dir.empty()) {
-                auto file = backends::perfhw::write_mapping_file(o.perfhw_mapping_dir, b->metrics(), realtime_ns());
-                if (file)
-                    spdlog::info("perfhw mapping written to {}", file->string());
-                else
-                    spdlog::warn("perfhw mapping file: {}", file.error().message());
-            }
-            backends.push_back(std::move(*perf));
-        }
-    }
+    if (o.enable_perfhw && !perfhw_waits)
+        if (auto perf = make_perfhw(o, ctx, *events))
+            backends.push_back(std::move(perf));
 
     NodeBackendRequest node_request{
         {o.sysfs_root, o.proc_root}, {}, {{"rapl", o.rapl_mapping_dir}, {"temperature", o.temperature_mapping_dir}}};
@@ -429,38 +510,7 @@ int run(const NodeOptions &o)
     if (auto energy = make_energy_share(backends, o, ctx))
         backends.push_back(std::move(energy));
 
-    SamplerConfig config;
-    config.job_id = o.job_id;
-    config.host = o.hostname.empty() ? default_hostname() : o.hostname;
-    config.period_s = o.period_s;
-    config.collector_uri = zmq->uri;
-    config.outbox_bytes = mib_to_bytes(o.outbox_mib);
-    config.ack_timeout_s = o.ack_timeout_s;
-    config.ack_wait_s = o.ack_wait_s;
-    if (o.spool_dir != "none" && !o.spool_dir.empty() && !zmq->ack_uri.empty()) {
-        config.spool_dir = o.spool_dir;
-        config.spool_limits.job_bytes = mib_to_bytes(o.spool_mib);
-        config.spool_limits.node_bytes = mib_to_bytes(o.spool_node_mib);
-        config.spool_target.uri = zmq->uri;
-        config.spool_target.ack_uri = zmq->ack_uri;
-        config.spool_target.curve_server_key = absolute_path(zmq->curve_server_key);
-        config.spool_target.curve_secret_key = absolute_path(zmq->curve_secret_key);
-    }
-    if (o.enable_perfhw)
-        if (auto names = spec::split_event_list(o.perfhw_list))
-            config.perfhw_events = std::move(*names);
-    if (const auto dirs = paths->directories(); !dirs.empty())
-        config.cgroup_dir = dirs.front().string();
-    config.meta = {{"cgroup", paths->relative},
-                   {"cpus", std::to_string(count_job_cpus(*paths))},
-                   {"node_version", COLMET_VERSION}};
-    if (!o.user.empty())
-        config.meta.emplace_back("user", o.user);
-    if (!gpus_meta.empty())
-        config.meta.emplace_back("gpus", gpus_meta);
-    for (auto &kv : *extra_meta)
-        config.meta.push_back(std::move(kv));
-
+    SamplerConfig config = sampler_config(o, *zmq, *paths, std::move(*extra_meta), gpus_meta);
     spdlog::info("sampling job {} ({}) every {} s to {}{}{}{}", o.job_id, cgroups->describe(), o.period_s, zmq->uri,
                  zmq->uri == o.zmq.uri ? "" : " (the job's collector of those in --zeromq-uri)",
                  o.zmq.curve_secret_key.empty() ? "" : " (CURVE)",
