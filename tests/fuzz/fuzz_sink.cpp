@@ -105,16 +105,23 @@ void check_body(collector::tsdb::Protocol protocol, const std::string &body, uin
     }
 }
 
-// Only job files (and corrupt ones set aside) may appear in the directory.
+// Only job files, corrupt ones set aside and the summaries' JSON (each
+// one read back whole) may appear in the directory.
 void check_and_empty(const fs::path &dir)
 {
     for (const auto &entry : fs::directory_iterator(dir)) {
         const std::string name = entry.path().filename().string();
-        const bool job_file = name.ends_with(".h5") || name.find(".h5.corrupt-") != std::string::npos;
+        const bool summary = name.ends_with(".json");
+        const bool job_file = name.ends_with(".h5") || name.find(".h5.corrupt-") != std::string::npos || summary;
         if (!entry.is_regular_file() || !job_file) {
             std::fprintf(stderr, "fuzz_sink: unexpected entry %s\n", entry.path().c_str());
             std::abort();
         }
+        if (summary)
+            if (auto s = collector::read_summary_file(entry.path()); !s) {
+                std::fprintf(stderr, "fuzz_sink: %s\n", s.error().message().c_str());
+                std::abort();
+            }
     }
     for (const auto &entry : fs::directory_iterator(dir))
         fs::remove(entry.path());
