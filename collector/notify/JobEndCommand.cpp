@@ -1,10 +1,11 @@
 #include "collector/notify/JobEndCommand.hpp"
 
+#include "launch/Launch.hpp"
+
 #include <fcntl.h>
 #include <poll.h>
 #include <pthread.h>
 #include <signal.h>
-#include <spawn.h>
 #include <sys/eventfd.h>
 #include <sys/syscall.h>
 #include <sys/wait.h>
@@ -122,49 +123,28 @@ bool spawn(const JobEndOptions &o, Running &r, std::string &why)
                 ::close(fd);
         return false;
     }
-    posix_spawn_file_actions_t actions;
-    posix_spawn_file_actions_init(&actions);
-    posix_spawn_file_actions_adddup2(&actions, in[0], 0);
-    posix_spawn_file_actions_adddup2(&actions, out[1], 1);
-    posix_spawn_file_actions_adddup2(&actions, out[1], 2);
-    posix_spawn_file_actions_addclosefrom_np(&actions, 3);
-    posix_spawnattr_t attr;
-    posix_spawnattr_init(&attr);
-    sigset_t none, defaults;
-    sigemptyset(&none);
-    sigemptyset(&defaults);
-    for (int sig : {SIGPIPE, SIGTERM, SIGINT, SIGHUP, SIGCHLD})
-        sigaddset(&defaults, sig);
-    posix_spawnattr_setsigmask(&attr, &none);
-    posix_spawnattr_setsigdefault(&attr, &defaults);
-    posix_spawnattr_setpgroup(&attr, 0);
-    posix_spawnattr_setflags(&attr, POSIX_SPAWN_SETSIGMASK | POSIX_SPAWN_SETSIGDEF | POSIX_SPAWN_SETPGROUP);
-
-    std::vector<std::string> env_text;
+    launch::LaunchSpec spec;
+    spec.argv = {"/bin/sh", "-c", o.command};
+    spec.env.emplace();
     for (char **e = environ; e && *e; ++e)
         if (std::strncmp(*e, "COLMET_JOB_", 11) != 0)
-            env_text.emplace_back(*e);
-    env_text.push_back("COLMET_JOB_ID=" + r.job.job_id);
-    env_text.push_back("COLMET_JOB_USER=" + r.job.user);
-    env_text.push_back("COLMET_JOB_FILE=" + r.job.file);
-    std::vector<char *> env;
-    env.reserve(env_text.size() + 1);
-    for (auto &s : env_text)
-        env.push_back(s.data());
-    env.push_back(nullptr);
-    std::string sh = "/bin/sh", dash_c = "-c", command = o.command;
-    char *argv[] = {sh.data(), dash_c.data(), command.data(), nullptr};
-    const int rc = posix_spawn(&r.pid, "/bin/sh", &actions, &attr, argv, env.data());
-    posix_spawn_file_actions_destroy(&actions);
-    posix_spawnattr_destroy(&attr);
+            spec.env->emplace_back(*e);
+    spec.env->push_back("COLMET_JOB_ID=" + r.job.job_id);
+    spec.env->push_back("COLMET_JOB_USER=" + r.job.user);
+    spec.env->push_back("COLMET_JOB_FILE=" + r.job.file);
+    spec.in = launch::Stdio::from_fd(in[0]);
+    spec.out = spec.err = launch::Stdio::from_fd(out[1]);
+    spec.session = launch::Session::own_group;  // killed with its group past its deadline
+    auto pid = launch::launch(spec);
     ::close(in[0]);
     ::close(out[1]);
-    if (rc != 0) {
-        why = std::string("posix_spawn /bin/sh: ") + std::strerror(rc);
+    if (!pid) {
+        why = pid.error().message();
         ::close(in[1]);
         ::close(out[0]);
         return false;
     }
+    r.pid = *pid;
     r.input = in[1];
     r.output = out[0];
     ::fcntl(r.input, F_SETFL, O_NONBLOCK);

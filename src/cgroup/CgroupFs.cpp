@@ -245,6 +245,24 @@ CgroupFs::CgroupFs(fs::path root) : m_root(std::move(root)) {}
 
 Version CgroupFs::detect() const { return path_exists(m_root / "cgroup.controllers") ? Version::v2 : Version::v1; }
 
+std::vector<fs::path> CgroupFs::root_procs_files() const
+{
+    std::vector<fs::path> out;
+    std::error_code ec;
+    if (fs::exists(m_root / "cgroup.controllers", ec)) {
+        out.push_back(m_root / "cgroup.procs");
+        return out;
+    }
+    for (fs::directory_iterator it(m_root, ec), end; !ec && it != end; it.increment(ec)) {
+        if (it->is_symlink(ec))
+            continue;  // cpu -> cpu,cpuacct: the same hierarchy
+        auto procs = it->path() / "cgroup.procs";
+        if (fs::exists(procs, ec))
+            out.push_back(procs);
+    }
+    return out;
+}
+
 std::vector<std::string> CgroupFs::mounted_v1_controllers() const
 {
     std::vector<std::string> out;

@@ -42,6 +42,11 @@ public:
     // cpu -> cpu,cpuacct counts). Empty on a pure v2 layout.
     std::vector<std::string> mounted_v1_controllers() const;
 
+    // The "cgroup.procs" files of the hierarchies' roots: the root itself
+    // on v2, every mounted v1 hierarchy (and the unified tree of a hybrid
+    // layout) otherwise. Where a process goes to leave every job's cgroup.
+    std::vector<std::filesystem::path> root_procs_files() const;
+
     // Resolve a job's cgroup given either a path relative to the hierarchy
     // ("/oar/alice_42", "oar/alice_42") or an absolute directory under the
     // root ("/sys/fs/cgroup/system.slice/job_5" for v2,

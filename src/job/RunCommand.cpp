@@ -8,6 +8,8 @@
 #include "job/CommandLine.hpp"
 #include "job/Process.hpp"
 #include "job/Summary.hpp"
+#include "launch/Launch.hpp"
+#include "launch/Wait.hpp"
 #include "spec/backend_catalog.hpp"
 
 #include <spdlog/spdlog.h>
@@ -25,6 +27,10 @@
 
 namespace colmet::job {
 namespace {
+
+using launch::exit_code_of;
+using launch::terminate;
+using launch::wait_for;
 
 constexpr int k_exit_unavailable = 69;
 
@@ -134,10 +140,10 @@ void write_report(const std::filesystem::path &file, const std::string &report, 
                       file.string());
         return;
     }
-    SpawnOptions so;
-    so.stdout_path = "/dev/null";  // it prints the files it wrote; we say it below
-    auto pid =
-        spawn({program.string(), "--output=" + report, "--exit-status", std::to_string(code), "--", file.string()}, so);
+    launch::LaunchSpec spec;
+    spec.argv = {program.string(), "--output=" + report, "--exit-status", std::to_string(code), "--", file.string()};
+    spec.err = launch::Stdio::inherit();  // stdout stays /dev/null: it prints the files it wrote; we say it below
+    auto pid = launch::launch(spec);
     if (!pid) {
         spdlog::error("--report: cannot run {}: {}", program.string(), pid.error().message());
         return;
@@ -289,9 +295,11 @@ int start_private_collector(const RunOptions &o, const std::filesystem::path &co
                                      "--flush-interval",         "1",        "--name",     "colmet-job run"};
     if (o.verbosity > 0)
         argv.push_back(o.verbosity > 1 ? "-vv" : "-v");
-    SpawnOptions so;
-    so.new_session = true;
-    auto pid = spawn(argv, so);
+    launch::LaunchSpec spec;
+    spec.argv = std::move(argv);
+    spec.session = launch::Session::own_session;
+    spec.out = spec.err = launch::Stdio::inherit();
+    auto pid = launch::launch(spec);
     if (!pid) {
         spdlog::critical("cannot start colmet-collector: {}", pid.error().message());
         return k_exit_unavailable;
@@ -353,35 +361,24 @@ std::vector<std::string> node_command(const RunOptions &o, const std::filesystem
     return node_argv;
 }
 
-// The command, forked: it waits for 'g' on `gate_read` (once it is in the
-// job's cgroup), becomes `as_user` when given, and execs; anything else
-// read is exit 70. Returns the child's pid, or -1 (errno set).
-pid_t fork_command(const RunOptions &o, const std::optional<Credentials> &as_user, const std::vector<char *> &user_env,
-                   int gate_read, int gate_write)
+// The command, started in its own process that waits, before exec, until
+// release(): once it is in the job's cgroup. It runs as `as_user` when
+// given, with what colmet-job was given (descriptors, ignored signals,
+// terminal).
+Result<launch::Child> start_command(const RunOptions &o, const std::optional<launch::Credentials> &as_user)
 {
-    pid_t child = ::fork();
-    if (child != 0)
-        return child;
-    ::close(gate_write);
-    char go = 0;
-    if (::read(gate_read, &go, 1) != 1 || go != 'g')
-        _exit(70);
-    std::vector<char *> args;
-    for (const auto &a : o.command)
-        args.push_back(const_cast<char *>(a.c_str()));
-    args.push_back(nullptr);
+    launch::LaunchSpec spec;
+    spec.argv = o.command;
+    spec.search_path = true;
+    spec.in = spec.out = spec.err = launch::Stdio::inherit();
+    spec.keep_other_fds = true;
+    spec.signals = launch::Signals::inherit;
+    spec.gated = true;
     if (as_user) {
-        if (int err = become(*as_user); err != 0) {
-            std::fprintf(stderr, "colmet-job: cannot become %s: %s\n", as_user->user.c_str(), std::strerror(err));
-            _exit(70);
-        }
-        ::execvpe(args[0], args.data(), user_env.data());
-    } else {
-        ::execvp(args[0], args.data());
+        spec.user = &*as_user;
+        spec.env = as_user->env;
     }
-    int err = errno;
-    std::fprintf(stderr, "colmet-job: cannot run %s: %s\n", args[0], std::strerror(err));
-    _exit(err == ENOENT ? 127 : 126);
+    return launch::start(spec);
 }
 
 int run_command(const RunOptions &o)
@@ -404,7 +401,7 @@ int run_command(const RunOptions &o)
     }
     // Under sudo the command runs as the user who ran sudo; colmet's own
     // processes (cgroup, sampler, collector) stay root's.
-    std::optional<Credentials> as_user;
+    std::optional<launch::Credentials> as_user;
     if (!o.as_root) {
         auto invoker = sudo_invoker();
         if (!invoker) {
@@ -413,9 +410,7 @@ int run_command(const RunOptions &o)
         }
         as_user = std::move(*invoker);
     }
-    std::vector<char *> user_env;
     if (as_user) {
-        user_env = exec_argv(as_user->env);
         spdlog::info("the command runs as {} (uid {}), who ran sudo; --as-root runs it as root", as_user->user,
                      as_user->uid);
     }
@@ -433,31 +428,27 @@ int run_command(const RunOptions &o)
         if (int rc = start_private_collector(o, collector_program, hdf5_dir, state, uri); rc != 0)
             return rc;
 
-    const std::vector<std::string> node_argv = node_command(o, node_program, job_id, relative, uri);
-    SpawnOptions node_spawn;
-    node_spawn.new_session = true;
-    node_spawn.keep_term_blocked = true;
-    auto node_pid = spawn(node_argv, node_spawn);
+    launch::LaunchSpec node_spec;
+    node_spec.argv = node_command(o, node_program, job_id, relative, uri);
+    node_spec.session = launch::Session::own_session;
+    node_spec.term_blocked = true;
+    node_spec.out = node_spec.err = launch::Stdio::inherit();
+    auto node_pid = launch::launch(node_spec);
     if (!node_pid) {
         spdlog::critical("cannot start colmet-node: {}", node_pid.error().message());
         return k_exit_unavailable;
     }
     state.node = *node_pid;
 
-    // The command: forked, moved into the job's cgroup by us, then released
-    // to exec through a pipe so that it never runs outside the cgroup.
-    int gate[2];
-    if (::pipe2(gate, O_CLOEXEC) != 0) {
-        spdlog::critical("pipe: {}", std::strerror(errno));
-        return 70;
-    }
+    // The command: started, moved into the job's cgroup by us, then
+    // released to exec, so that it never runs outside the cgroup.
     int64_t started = monotonic_ns();
-    pid_t child = fork_command(o, as_user, user_env, gate[0], gate[1]);
-    if (child < 0) {
-        spdlog::critical("fork: {}", std::strerror(errno));
+    auto command = start_command(o, as_user);
+    if (!command) {
+        spdlog::critical("cannot start the command: {}", command.error().message());
         return 70;
     }
-    ::close(gate[0]);
+    const pid_t child = command->pid();
     g_child = child;
     // While the command runs, Ctrl-C belongs to it: colmet-job ignores
     // SIGINT/SIGQUIT (as system() does) and passes SIGTERM/SIGHUP on.
@@ -485,9 +476,9 @@ int run_command(const RunOptions &o)
         spdlog::error("cannot move the command into its cgroup: {}", r.error().message());
         go = 'x';
     }
-    if (::write(gate[1], &go, 1) != 1)
-        spdlog::error("cannot release the command: {}", std::strerror(errno));
-    ::close(gate[1]);
+    if (auto ran = command->release(go == 'g'); !ran)
+        spdlog::error("cannot run {}{}: {}", o.command.front(), as_user ? " as " + as_user->user : std::string(),
+                      ran.error().message());
 
     int status = wait_for(child, -1).value_or(0);
     int64_t ended = monotonic_ns();

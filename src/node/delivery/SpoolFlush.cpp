@@ -1,16 +1,14 @@
 #include "node/delivery/SpoolFlush.hpp"
 
 #include "common/clock.hpp"
-#include "common/exec_argv.hpp"
 #include "common/log.hpp"
 #include "common/names.hpp"
+#include "launch/Launch.hpp"
 #include "node/delivery/Delivery.hpp"
 #include "node/delivery/Outbox.hpp"
 
 #include <fcntl.h>
-#include <signal.h>
 #include <sys/file.h>
-#include <sys/wait.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -76,35 +74,17 @@ void start_background_flush(const fs::path &spool_dir, const std::string &log_fi
                      colmet_job.string());
         return;
     }
-    // Everything exec needs, made before fork: the child only calls
-    // async-signal-safe functions.
-    const std::vector<std::string> args = flush_command(colmet_job, spool_dir, log_file);
-    std::vector<char *> argv = exec_argv(args);
-    sigset_t none;
-    sigemptyset(&none);
-    const pid_t child = ::fork();
-    if (child < 0) {
-        spdlog::warn("cannot start colmet-job flush-spool: fork: {}", std::strerror(errno));
+    // The flush is nobody's child (init reaps it) and holds nothing of the
+    // sampler's: its collector connection (which would outlive the
+    // sampler), perf events, files, and a test harness's pipes that wait
+    // for every holder to close.
+    launch::LaunchSpec spec;
+    spec.argv = flush_command(colmet_job, spool_dir, log_file);
+    spec.detach = true;
+    spec.session = launch::Session::own_session;
+    if (auto pid = launch::launch(spec); !pid) {
+        spdlog::warn("cannot start colmet-job flush-spool: {}", pid.error().message());
         return;
-    }
-    if (child == 0) {
-        ::setsid();
-        if (::fork() != 0)
-            ::_exit(0);  // the flush is nobody's child: init reaps it
-        const int null = ::open("/dev/null", O_RDWR);
-        if (null >= 0)
-            for (int fd = 0; fd < 3; ++fd)
-                ::dup2(null, fd);
-        // Nothing else of the sampler's: its collector connection (which
-        // would outlive the sampler, held open here), perf events, files,
-        // and a test harness's pipes that wait for every holder to close.
-        ::close_range(3, ~0U, 0);
-        ::sigprocmask(SIG_SETMASK, &none, nullptr);
-        ::execv(argv[0], argv.data());
-        ::_exit(127);
-    }
-    int status = 0;
-    while (::waitpid(child, &status, 0) < 0 && errno == EINTR) {
     }
     spdlog::info("the node spool {} holds data: flushing it in the background", spool_dir.string());
 }
