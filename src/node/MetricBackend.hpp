@@ -6,6 +6,7 @@
 // and described by status(), which the sampler reports in the message.
 #pragma once
 
+#include "common/result.hpp"
 #include "wire/message.hpp"
 
 #include <cstdint>
@@ -38,6 +39,22 @@ public:
     // message's metadata is in): it says so, and implements sample_from().
     virtual bool reads_message() const { return false; }
     virtual void sample_from(const wire::Message & /*msg*/, std::span<double> values) noexcept { sample(values); }
+
+    // Live control (colmet-ctl): a backend whose counters can be handed
+    // back and taken again, and rebuilt on other events by its factory's
+    // controller (control/PerfhwController.hpp), says so; colmet-ctl's
+    // perfhw requests act on it (one per sampler at most).
+    virtual bool live_controlled() const { return false; }
+    // Paused: release what it holds (a user's own profiler may then count);
+    // the sampler sends NaN with status "paused" and does not sample it.
+    virtual void pause() noexcept {}
+    // Take it again, counting on from where pause() left off.
+    virtual Result<void> resume() { return {}; }
+
+    // A backend that reads the node's energy counters (joules per domain,
+    // node scope) says so: the job's share of them is computed beside it
+    // (node/energy).
+    virtual bool node_energy() const { return false; }
 
     // Empty when the last sample read everything; otherwise a short reason
     // ("memory.stat: No such file or directory") sent with the message.

@@ -8,9 +8,6 @@ namespace colmet::node {
 
 void attach_control(Sampler &sampler, const JobContext &ctx, const NodeControlOptions &o)
 {
-    if (o.perfhw_enabled)
-        sampler.set_perfhw_controller(std::make_unique<control::JobPerfhwController>(ctx, o.perfhw));
-
     if (!o.control_dir.empty()) {
         control::ControlServerOptions so;
         so.dir = o.control_dir;

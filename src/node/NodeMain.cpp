@@ -16,8 +16,6 @@
 #include "node/Sampler.hpp"
 #include "node/backends/NodeBackends.hpp"
 #include "node/backends/gpu/GpuBackend.hpp"
-#include "node/backends/perfhw/MappingFile.hpp"
-#include "node/backends/perfhw/PerfhwBackend.hpp"
 #include "node/backends/registry.hpp"
 #include "node/delivery/SpoolFlush.hpp"
 #include "node/energy/EnergyShareBackend.hpp"
@@ -294,10 +292,10 @@ std::unique_ptr<MetricBackend> make_gpu(const NodeOptions &o, const cgroup::Cgro
 std::unique_ptr<MetricBackend> make_energy_share(const std::vector<std::unique_ptr<MetricBackend>> &running,
                                                  const NodeOptions &o, const JobContext &ctx)
 {
-    if (std::find(o.disabled_backends.begin(), o.disabled_backends.end(), "energy") != o.disabled_backends.end())
+    if (std::find(o.disabled_backends.begin(), o.disabled_backends.end(), energy::k_name) != o.disabled_backends.end())
         return nullptr;
     for (const auto &b : running)
-        if (b->name() == "rapl") {
+        if (b->node_energy()) {
             std::string note;
             auto energy = energy::make_energy_share(*b, ctx, o.energy_ledger, note);
             if (energy->uses_ledger())
@@ -317,16 +315,7 @@ Result<std::vector<perf::PerfEventSpec>> resolve_perf_events(const std::vector<s
     auto names = spec::split_event_list(list);
     if (!names)
         return names.error();
-    if (names->empty())
-        return Error::invalid("no event given");
-    std::vector<perf::PerfEventSpec> specs;
-    for (const auto &name : *names) {
-        auto spec = perf::resolve_event(name, sysfs_root);
-        if (!spec)
-            return spec.error();
-        specs.push_back(std::move(*spec));
-    }
-    return specs;
+    return perf::resolve_events(*names, sysfs_root);
 }
 
 // The backends that read the job's cgroups (every job backend the options
@@ -354,28 +343,18 @@ JobBackendBuilder job_backend_builder(const NodeOptions &o)
     };
 }
 
-// The perfhw backend on the job's perf_event cgroup, its mapping file
-// written; null when it cannot count (logged).
-std::unique_ptr<MetricBackend> make_perfhw(const NodeOptions &o, const JobContext &ctx,
-                                           const std::vector<perf::PerfEventSpec> &events)
+// The counter backend's controller (perfhw), from its factory, when
+// --enable-perfhw asks for it; null when this build has none (logged).
+std::unique_ptr<control::PerfhwController> make_counters(const NodeOptions &o, const JobContext &ctx)
 {
-    auto perf = backends::perfhw::make_perfhw_backend(ctx, events, o.cgroup_root, o.sysfs_root);
-    if (!perf) {
-        spdlog::warn("backend perfhw not available: {}", perf.error().message());
+    if (!o.enable_perfhw)
+        return nullptr;
+    const BackendFactory *factory = counter_backend();
+    if (factory == nullptr) {
+        spdlog::warn("backend perfhw not available: this colmet-node was built without it");
         return nullptr;
     }
-    auto *b = static_cast<backends::perfhw::PerfhwBackend *>(perf->get());
-    if (!b->open_problems().empty())
-        spdlog::warn("perfhw: {}", b->open_problems());
-    spdlog::info("backend perfhw: {} events on {} CPUs", events.size(), b->cpus().size());
-    if (!o.perfhw_mapping_dir.empty()) {
-        auto file = backends::perfhw::write_mapping_file(o.perfhw_mapping_dir, b->metrics(), realtime_ns());
-        if (file)
-            spdlog::info("perfhw mapping written to {}", file->string());
-        else
-            spdlog::warn("perfhw mapping file: {}", file.error().message());
-    }
-    return std::move(*perf);
+    return factory->make_controller(ctx, {o.cgroup_root, o.sysfs_root, o.perfhw_mapping_dir});
 }
 
 // The sampler's settings: the job's collector (`zmq`), its spool, the
@@ -491,12 +470,18 @@ int run(const NodeOptions &o)
     // not exist yet (a Slurm job's, at its prolog) is opened once found
     // (Sampler::relocate_perfhw). On v1 it counts on colmet's own perf_event
     // directory, made now, where the hooks put the job's tasks.
-    const bool perfhw_waits = o.enable_perfhw && !cgroups->located() && paths->version == cgroup::Version::v2;
+    auto counters = make_counters(o, ctx);
+    const bool perfhw_waits = counters && !cgroups->located() && paths->version == cgroup::Version::v2;
     if (perfhw_waits)
         spdlog::info("backend perfhw: its counters open once the job's cgroup is found");
-    if (o.enable_perfhw && !perfhw_waits)
-        if (auto perf = make_perfhw(o, ctx, *events))
-            backends.push_back(std::move(perf));
+    if (counters && !perfhw_waits) {
+        if (auto perf = counters->build(o.perfhw_list)) {
+            backends.push_back(std::move(*perf));
+        } else {
+            spdlog::warn("backend perfhw not available: {}", perf.error().message());
+            counters.reset();
+        }
+    }
 
     NodeBackendRequest node_request{
         {o.sysfs_root, o.proc_root}, {}, {{"rapl", o.rapl_mapping_dir}, {"temperature", o.temperature_mapping_dir}}};
@@ -504,7 +489,7 @@ int run(const NodeOptions &o)
     for (auto &b : make_node_backends(node_request, realtime_ns()))
         backends.push_back(std::move(b));
     std::string gpus_meta;
-    if (std::find(o.node_backends.begin(), o.node_backends.end(), "gpu") != o.node_backends.end())
+    if (std::find(o.node_backends.begin(), o.node_backends.end(), backends::gpu::k_name) != o.node_backends.end())
         if (auto gpu = make_gpu(o, *paths, gpus_meta))
             backends.push_back(std::move(gpu));
     if (auto energy = make_energy_share(backends, o, ctx))
@@ -515,23 +500,18 @@ int run(const NodeOptions &o)
                  zmq->uri == o.zmq.uri ? "" : " (the job's collector of those in --zeromq-uri)",
                  o.zmq.curve_secret_key.empty() ? "" : " (CURVE)",
                  zmq->ack_uri.empty() ? ", no acknowledgements" : ", acknowledgements from " + zmq->ack_uri);
-    bool perfhw_running = false;
-    for (const auto &b : backends)
-        perfhw_running = perfhw_running || b->name() == "perfhw";
+    const bool perfhw_running = counters != nullptr;  // counting, or waiting for the job's cgroup
     const std::string spool_dir = config.spool_dir;
     Sampler sampler(std::move(config), std::move(backends), std::move(*transport));
     sampler.set_job_cgroups(std::move(cgroups), job_backend_count, build_job_backends);
-    attach_control(sampler, ctx,
-                   {o.control_dir,
-                    o.legacy_control_uri,
-                    o.user,
-                    perfhw_running || perfhw_waits,
-                    {o.cgroup_root, o.sysfs_root, o.perfhw_mapping_dir}});
+    if (counters)
+        sampler.set_perfhw_controller(std::move(counters));
+    attach_control(sampler, ctx, {o.control_dir, o.legacy_control_uri, o.user});
     // Started: from here on, only what sampling needs (Privileges.hpp).
     PrivilegeNeeds needs;
     for (const auto &b : spec::k_backend_catalog) {
         const bool running =
-            b.kind == spec::BackendKind::perfhw ? perfhw_running || perfhw_waits
+            b.kind == spec::BackendKind::perfhw ? perfhw_running
             : spec::enabled_by_flag(b.kind)
                 ? std::find(o.node_backends.begin(), o.node_backends.end(), b.name) != o.node_backends.end()
                 : std::find(o.disabled_backends.begin(), o.disabled_backends.end(), b.name) ==

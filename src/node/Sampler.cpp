@@ -120,7 +120,7 @@ void Sampler::relocate_perfhw()
     if (!*moved)
         return;  // already counting there
     if (m_perfhw_paused)
-        m_perfhw->release(**moved);
+        (*moved)->pause();
     wire::BackendBlock blk = block_for(**moved);
     if (running) {
         m_backends[pi] = std::move(*moved);
@@ -161,7 +161,7 @@ void Sampler::check_cgroups()
 size_t Sampler::perfhw_index() const
 {
     for (size_t i = 0; i < m_backends.size(); ++i)
-        if (m_backends[i]->name() == "perfhw")
+        if (m_backends[i]->live_controlled())
             return i;
     return static_cast<size_t>(-1);
 }
@@ -175,7 +175,7 @@ void Sampler::sample_once(wire::MessageKind kind)
         auto &blk = m_msg.backends[i];
         if (m_backends[i]->reads_message())
             continue;  // below, from the others' values
-        if (m_perfhw_paused && m_backends[i]->name() == "perfhw") {
+        if (m_perfhw_paused && m_backends[i]->live_controlled()) {
             // Released for the user's own profiler: nothing counted, nothing claimed.
             std::fill(blk.values.begin(), blk.values.end(), std::numeric_limits<double>::quiet_NaN());
             blk.status.assign("paused");

@@ -84,8 +84,9 @@ public:
     ~Sampler();
 
     // Live reconfiguration (all optional, before run()). The perfhw
-    // controller rebuilds, pauses and resumes the backend named "perfhw";
-    // without one (or without that backend) perfhw requests are refused.
+    // controller rebuilds and moves the backend that is live_controlled()
+    // (MetricBackend.hpp), which pauses and resumes itself; without one (or
+    // without that backend) perfhw requests are refused.
     void set_control_server(std::unique_ptr<control::ControlServer> server);
     void set_legacy_control(std::unique_ptr<control::LegacyControl> legacy);
     void set_perfhw_controller(std::unique_ptr<control::PerfhwController> controller);
@@ -137,7 +138,7 @@ private:
     void log_end() const;
     const char *drop_reason() const;  // why messages are dropped, for the log
     int poll_timeout_ms(bool legacy_pending) const;
-    size_t perfhw_index() const;  // index of the "perfhw" backend, or npos
+    size_t perfhw_index() const;  // index of the live_controlled() backend, or npos
     void refresh_cgroups();       // before a sample
     void check_cgroups();         // after it
     void rebuild_job_backends();

@@ -100,7 +100,7 @@ control::ControlAnswer Sampler::apply(const control::ControlRequest &r)
         rebuilt = std::move(*b);
     }
     if (!rebuilt && m_perfhw_paused && !paused_after) {
-        if (auto reopened = m_perfhw->reopen(*m_backends[pi]); !reopened)
+        if (auto reopened = m_backends[pi]->resume(); !reopened)
             return rejected(rejection_for(reopened.error()), "resume perfhw: " + reopened.error().message());
     }
 
@@ -124,11 +124,11 @@ control::ControlAnswer Sampler::apply(const control::ControlRequest &r)
                   std::numeric_limits<double>::quiet_NaN());
         m_config.perfhw_events = *r.perfhw_events;
         if (paused_after)
-            m_perfhw->release(*m_backends[pi]);
+            m_backends[pi]->pause();
         a.changed.push_back("perfhw_events");
         spdlog::info("control: perfhw events now {}", text::join(m_config.perfhw_events, ","));
     } else if (paused_after && !m_perfhw_paused) {
-        m_perfhw->release(*m_backends[pi]);
+        m_backends[pi]->pause();
     }
     if (paused_after != m_perfhw_paused) {
         a.changed.push_back(paused_after ? "perfhw_paused" : "perfhw_resumed");

@@ -216,4 +216,20 @@ Result<PerfEventSpec> resolve_event(std::string_view name, const std::filesystem
     return unknown_event(name, sysfs_root);
 }
 
+Result<std::vector<PerfEventSpec>> resolve_events(const std::vector<std::string> &names,
+                                                  const std::filesystem::path &sysfs_root)
+{
+    if (names.empty())
+        return Error::invalid("no event given");
+    std::vector<PerfEventSpec> specs;
+    specs.reserve(names.size());
+    for (const auto &name : names) {
+        auto spec = resolve_event(name, sysfs_root);
+        if (!spec)
+            return spec.error();
+        specs.push_back(std::move(*spec));
+    }
+    return specs;
+}
+
 }  // namespace colmet::perf

@@ -31,6 +31,11 @@ struct PerfEventSpec {
 // Unknown names are Errc::invalid with a message that says which forms exist.
 Result<PerfEventSpec> resolve_event(std::string_view name, const std::filesystem::path &sysfs_root = "/sys");
 
+// Every name of a list (already split: spec/event_list.hpp), in order; the
+// first unknown one is the error, and so is an empty list.
+Result<std::vector<PerfEventSpec>> resolve_events(const std::vector<std::string> &names,
+                                                  const std::filesystem::path &sysfs_root = "/sys");
+
 // The original tool's 28 names, in its table order, with one line of meaning each.
 struct NamedEvent {
     const char *name;

@@ -13,14 +13,23 @@
 #include "node/JobContext.hpp"
 #include "node/MetricBackend.hpp"
 #include "node/NodeContext.hpp"
+#include "node/control/PerfhwController.hpp"
 #include "spec/backend_catalog.hpp"
 
 #include <cstdint>
+#include <filesystem>
 #include <memory>
 #include <string>
 #include <string_view>
 
 namespace colmet::node {
+
+// What a counter backend's controller needs besides the job.
+struct CounterSettings {
+    std::filesystem::path cgroup_root = "/sys/fs/cgroup";
+    std::filesystem::path sysfs_root = "/sys";
+    std::filesystem::path mapping_dir;  // write a mapping file per set of events (empty: none)
+};
 
 struct BackendFactory {
     const spec::BackendInfo *info = nullptr;  // the catalog's row
@@ -38,6 +47,11 @@ struct BackendFactory {
     // directory given for its mapping file (empty: none) and the time to
     // name it by; logs what the admin should know (problems, the file written).
     void (*after_start)(const MetricBackend &, const std::string &mapping_dir, int64_t now_ns) = nullptr;
+    // Counter backends (spec::BackendKind::perfhw): the controller that
+    // opens the job's counters on the events asked for, at start and at
+    // colmet-ctl's request, and moves them with the job's cgroups.
+    std::unique_ptr<control::PerfhwController> (*make_controller)(const JobContext &,
+                                                                  const CounterSettings &) = nullptr;
 };
 
 // The factory of a catalog row, for a constexpr constant: the row is named
@@ -51,7 +65,7 @@ consteval BackendFactory job_backend_factory(const spec::BackendInfo &row,
 {
     if (row.kind != spec::BackendKind::job)
         throw "not a job backend's row (spec/backend_catalog.hpp)";  // a compile error
-    return {&row, row.name, row.description, make, nullptr, nullptr};
+    return {&row, row.name, row.description, make, nullptr, nullptr, nullptr};
 }
 
 consteval BackendFactory
@@ -60,7 +74,16 @@ node_backend_factory(const spec::BackendInfo &row, Result<std::unique_ptr<Metric
 {
     if (row.kind != spec::BackendKind::node)
         throw "not a node backend's row (spec/backend_catalog.hpp)";  // a compile error
-    return {&row, row.name, row.description, nullptr, make, after_start};
+    return {&row, row.name, row.description, nullptr, make, after_start, nullptr};
+}
+
+consteval BackendFactory counter_backend_factory(
+    const spec::BackendInfo &row,
+    std::unique_ptr<control::PerfhwController> (*make_controller)(const JobContext &, const CounterSettings &))
+{
+    if (row.kind != spec::BackendKind::perfhw)
+        throw "not a counter backend's row (spec/backend_catalog.hpp)";  // a compile error
+    return {&row, row.name, row.description, nullptr, nullptr, nullptr, make_controller};
 }
 
 }  // namespace colmet::node

@@ -40,4 +40,10 @@ const std::vector<BackendFactory> &node_backends()
 
 const BackendFactory *find_node_backend(std::string_view name) { return find_in(node_backends(), name); }
 
+const BackendFactory *counter_backend()
+{
+    static const std::vector<BackendFactory> k_table = built_of_kind(spec::BackendKind::perfhw);
+    return k_table.empty() ? nullptr : &k_table.front();
+}
+
 }  // namespace colmet::node

@@ -25,6 +25,10 @@ const std::vector<BackendFactory> &node_backends();
 // The built node-level backend of that name, or nullptr.
 const BackendFactory *find_node_backend(std::string_view name);
 
+// The built counter backend (perfhw), whose controller opens the job's
+// counters; nullptr when this build has none.
+const BackendFactory *counter_backend();
+
 namespace backends {
 // Every factory this build has, in no order (generated: built_backends.cpp).
 const std::vector<const BackendFactory *> &built_factories();

@@ -38,6 +38,9 @@
 
 namespace colmet::node::energy {
 
+// The backend's name (on the wire, and for --disable-backend).
+inline constexpr std::string_view k_name = "energy";
+
 // The node's ledger and this sampler's job in it.
 struct LedgerSetup {
     std::filesystem::path path;
@@ -53,7 +56,7 @@ public:
     EnergyShareBackend(const EnergyShareBackend &) = delete;
     EnergyShareBackend &operator=(const EnergyShareBackend &) = delete;
 
-    std::string_view name() const override { return "energy"; }
+    std::string_view name() const override { return k_name; }
     const std::vector<wire::MetricDescriptor> &metrics() const override { return m_metrics; }
     bool reads_message() const override { return true; }
     void sample(std::span<double> values) noexcept override;

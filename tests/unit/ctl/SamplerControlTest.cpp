@@ -20,9 +20,19 @@ public:
     bool send(std::string_view) noexcept override { return true; }
 };
 
+struct ControllerLog {
+    int builds = 0;
+    int releases = 0;
+    int reopens = 0;
+    bool fail_reopen = false;
+};
+
+// A backend; given a log, a live-controlled one (as perfhw), whose pause and
+// resume are counted there. Its name is never what the sampler goes by.
 class FakeBackend : public MetricBackend {
 public:
-    FakeBackend(std::string name, const std::vector<std::string> &metrics) : m_name(std::move(name))
+    FakeBackend(std::string name, const std::vector<std::string> &metrics, ControllerLog *live = nullptr)
+        : m_name(std::move(name)), m_live(live)
     {
         for (auto &m : metrics)
             m_metrics.push_back({m, "1", wire::MetricKind::counter});
@@ -35,18 +45,26 @@ public:
             v = 7;
         set_status("");
     }
+    bool live_controlled() const override { return m_live != nullptr; }
+    void pause() noexcept override
+    {
+        ++m_live->releases;
+        released = true;
+    }
+    Result<void> resume() override
+    {
+        ++m_live->reopens;
+        if (m_live->fail_reopen)
+            return Error::system("perf_event_open", "cgroup", EBUSY);
+        released = false;
+        return ok();
+    }
     bool released = false;
 
 private:
     std::string m_name;
+    ControllerLog *m_live;
     std::vector<wire::MetricDescriptor> m_metrics;
-};
-
-struct ControllerLog {
-    int builds = 0;
-    int releases = 0;
-    int reopens = 0;
-    bool fail_reopen = false;
 };
 
 class FakeController : public PerfhwController {
@@ -63,20 +81,7 @@ public:
         std::vector<std::string> metrics = names;
         for (const auto &n : names)
             metrics.push_back(n + ".scaling");
-        return std::unique_ptr<MetricBackend>(std::make_unique<FakeBackend>("perfhw", metrics));
-    }
-    void release(MetricBackend &b) noexcept override
-    {
-        ++m_log.releases;
-        static_cast<FakeBackend &>(b).released = true;
-    }
-    Result<void> reopen(MetricBackend &b) override
-    {
-        ++m_log.reopens;
-        if (m_log.fail_reopen)
-            return Error::system("perf_event_open", "cgroup", EBUSY);
-        static_cast<FakeBackend &>(b).released = false;
-        return ok();
+        return std::unique_ptr<MetricBackend>(std::make_unique<FakeBackend>("counters", metrics, &m_log));
     }
     Result<std::unique_ptr<MetricBackend>> relocate(const cgroup::CgroupPaths &, const std::vector<std::string> &names,
                                                     MetricBackend *current) override
@@ -120,8 +125,8 @@ protected:
         if (with_perfhw || waiting)
             c.perfhw_events = {"task_clock"};
         if (with_perfhw) {
-            b.push_back(
-                std::make_unique<FakeBackend>("perfhw", std::vector<std::string>{"task_clock", "task_clock.scaling"}));
+            b.push_back(std::make_unique<FakeBackend>(
+                "counters", std::vector<std::string>{"task_clock", "task_clock.scaling"}, &log));
         }
         auto s = std::make_unique<Sampler>(c, std::move(b), std::make_unique<NullTransport>());
         if (with_perfhw || waiting)
@@ -205,7 +210,7 @@ TEST_F(SamplerControlTest, an_event_change_gives_the_next_message_new_descriptor
     EXPECT_EQ(a.state->perfhw_events, *r.perfhw_events);
     s->sample_once(wire::MessageKind::sample);
     const auto &blk = s->message().backends[1];
-    EXPECT_EQ(blk.name, "perfhw");
+    EXPECT_EQ(blk.name, "counters");
     EXPECT_EQ(names_of(blk), (std::vector<std::string>{"page_faults", "context_switches", "page_faults.scaling",
                                                        "context_switches.scaling"}));
     EXPECT_EQ(blk.values.size(), 4u);

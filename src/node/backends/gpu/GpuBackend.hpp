@@ -33,6 +33,9 @@
 
 namespace colmet::node::backends::gpu {
 
+// The backend's name (on the wire, and as --enable-gpu's backend).
+inline constexpr std::string_view k_name = "gpu";
+
 struct GpuOptions {
     std::string library = "libnvidia-ml.so.1";
     std::string list;                    // --gpus, or the environment's list
@@ -47,7 +50,7 @@ public:
     // for the log) without NVML or with a list that names no GPU here.
     static Result<std::unique_ptr<GpuBackend>> make(const GpuOptions &options);
 
-    std::string_view name() const override { return "gpu"; }
+    std::string_view name() const override { return k_name; }
     const std::vector<wire::MetricDescriptor> &metrics() const override { return m_metrics; }
     void sample(std::span<double> values) noexcept override;
 

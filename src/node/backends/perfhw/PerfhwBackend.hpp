@@ -67,6 +67,10 @@ public:
     // totals kept by release().
     Result<void> reopen();
     bool released() const { return m_released; }
+    // Live control (MetricBackend): pause is release(), resume reopen().
+    bool live_controlled() const override { return true; }
+    void pause() noexcept override { release(); }
+    Result<void> resume() override { return reopen(); }
     // Take over `previous`'s counts (it is released first) when it counted
     // the same events: this backend's values go on from its totals, so a
     // job whose counters move to another directory keeps counters that

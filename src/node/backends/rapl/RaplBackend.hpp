@@ -45,6 +45,7 @@ public:
     RaplBackend(Source source, std::vector<RaplDomain> domains, const RaplIo &io);
 
     std::string_view name() const override { return "rapl"; }
+    bool node_energy() const override { return true; }
     wire::Scope scope() const override { return wire::Scope::node; }
     const std::vector<wire::MetricDescriptor> &metrics() const override { return m_metrics; }
     void sample(std::span<double> values) noexcept override;
