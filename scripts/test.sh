@@ -35,11 +35,29 @@ step() { echo; echo "== $* =="; }
 # timed NAME SECONDS: record a stage's wall-clock time for the final table.
 timed() { stage_times+=("$(printf '%-64s %5d s' "$1" "$2")"); }
 
+# failure_digest DIR: what each test that failed in DIR's last CTest run
+# said of its failure (the lines that name one, at most 20 per test), kept
+# for the end of the run: a long output is often seen by its head and tail
+# only, and CTest prints a failing test's output in the middle.
+failure_digest() {
+  local dir=$1 num name
+  [ -s "$dir/Testing/Temporary/LastTestsFailed.log" ] || return 0
+  while IFS=: read -r num name; do
+    echo "-- $name ($dir):"
+    awk -v want="$name" '
+      $0 ~ "^[0-9]+/[0-9]+ Test: " { inside = (substr($0, index($0, "Test: ") + 6) == want); next }
+      /^<end of output>/ { inside = 0 }
+      inside' "$dir/Testing/Temporary/LastTest.log" |
+      grep -E '^not ok|FAIL|Failure|[Ff]ailed|Error|error:|Timeout' | head -20
+  done <"$dir/Testing/Temporary/LastTestsFailed.log"
+}
+
 # run_ctest DIR LABEL-REGEX: run CTest, add its counts to the totals.
 run_ctest() {
   local dir=$1 labels=$2 log
   log=$(mktemp)
   (cd "$dir" && ctest --output-on-failure -j 2 --timeout 900 -L "$labels") 2>&1 | tee "$log"
+  failure_digest "$dir" >>"$logs/failure-digest.txt"
   local line total fail
   line=$(grep -E "tests passed, [0-9]+ tests? failed out of [0-9]+" "$log" | tail -1)
   if [ -z "$line" ]; then
@@ -157,6 +175,11 @@ echo "== Time per stage (wall clock; background stages overlap the ones before t
 for s in "${stage_times[@]}"; do echo "  $s"; done
 printf '  %-64s %5d s\n' "whole run" $((SECONDS - run_start))
 echo
+if [ -s "$logs/failure-digest.txt" ]; then
+  echo "== What the failed tests said (their whole output is above) =="
+  cat "$logs/failure-digest.txt"
+  echo
+fi
 for f in "${failures[@]}"; do echo "FAILED: $f"; done
 echo "colmet: $passed passed, $failed failed"
 rm -rf "$logs"
