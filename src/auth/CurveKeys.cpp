@@ -172,41 +172,10 @@ Result<void> write_key_file(const std::filesystem::path &path, const std::string
 {
     if (!replace && ::access(path.c_str(), F_OK) == 0)
         return Error::invalid(path.string() + " exists; give --force to replace it");
-    auto tmp = path;
-    tmp += ".tmp-" + std::to_string(::getpid());
-    int fd = ::open(tmp.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, mode);
-    if (fd < 0)
-        return Error::system("create", tmp.string(), errno);
-    // The umask may have taken bits away; a public key should stay readable.
-    ::fchmod(fd, mode);
-    size_t done = 0;
-    while (done < content.size()) {
-        ssize_t n = ::write(fd, content.data() + done, content.size() - done);
-        if (n < 0 && errno == EINTR)
-            continue;
-        if (n < 0) {
-            int err = errno;
-            ::close(fd);
-            ::unlink(tmp.c_str());
-            return Error::system("write", tmp.string(), err);
-        }
-        done += static_cast<size_t>(n);
-    }
-    if (::fsync(fd) != 0 || ::close(fd) != 0) {
-        int err = errno;
-        ::unlink(tmp.c_str());
-        return Error::system("write", tmp.string(), err);
-    }
     // Without --force, an existing file is never replaced, even one made
     // since the check above.
-    int moved = replace ? ::rename(tmp.c_str(), path.c_str())
-                        : ::renameat2(AT_FDCWD, tmp.c_str(), AT_FDCWD, path.c_str(), RENAME_NOREPLACE);
-    if (moved != 0) {
-        int err = errno;
-        ::unlink(tmp.c_str());
-        return Error::system("rename into", path.string(), err);
-    }
-    return ok();
+    return write_file_atomic(
+        path, content, {static_cast<mode_t>(mode), path.string() + ".tmp-" + std::to_string(::getpid()), replace, {}});
 }
 
 }  // namespace colmet::auth

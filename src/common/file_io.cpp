@@ -90,4 +90,40 @@ Result<void> write_file(const std::filesystem::path &path, std::string_view cont
     return ok();
 }
 
+Result<void> write_file_atomic(const std::filesystem::path &path, std::string_view content, const AtomicWrite &how)
+{
+    std::filesystem::path tmp = how.tmp;
+    if (tmp.empty())
+        tmp = path.string() + ".tmp";
+    UniqueFd fd(::open(tmp.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC | O_NOFOLLOW, how.mode));
+    if (!fd.valid())
+        return Error::system("create", tmp.string(), errno);
+    auto fail = [&tmp](const Error &e) {
+        ::unlink(tmp.c_str());
+        return e;
+    };
+    if (::fchmod(fd.get(), how.mode) != 0)  // the umask may have taken bits away
+        return fail(Error::system("chmod", tmp.string(), errno));
+    for (size_t done = 0; done < content.size();) {
+        const ssize_t n = ::write(fd.get(), content.data() + done, content.size() - done);
+        if (n < 0 && errno == EINTR)
+            continue;
+        if (n < 0)
+            return fail(Error::system("write", tmp.string(), errno));
+        done += static_cast<size_t>(n);
+    }
+    if (::fsync(fd.get()) != 0)
+        return fail(Error::system("fsync", tmp.string(), errno));
+    if (::close(fd.release()) != 0)
+        return fail(Error::system("close", tmp.string(), errno));
+    if (how.before_rename)
+        if (auto r = how.before_rename(tmp); !r)
+            return fail(r.error());
+    const int moved = how.replace ? ::rename(tmp.c_str(), path.c_str())
+                                  : ::renameat2(AT_FDCWD, tmp.c_str(), AT_FDCWD, path.c_str(), RENAME_NOREPLACE);
+    if (moved != 0)
+        return fail(Error::system("rename into", path.string(), errno));
+    return ok();
+}
+
 }  // namespace colmet

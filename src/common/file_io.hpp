@@ -5,7 +5,10 @@
 #include "common/result.hpp"
 #include "common/unique_fd.hpp"
 
+#include <sys/types.h>
+
 #include <filesystem>
+#include <functional>
 #include <string>
 #include <string_view>
 
@@ -31,5 +34,22 @@ Result<void> make_dir(const std::filesystem::path &dir, bool parents = false);
 
 // Write a string to an existing file (cgroupfs control files), no O_CREAT.
 Result<void> write_file(const std::filesystem::path &path, std::string_view content);
+
+// How write_file_atomic() makes its file.
+struct AtomicWrite {
+    mode_t mode = 0644;         // the file's mode, exactly (the umask does not apply)
+    std::filesystem::path tmp;  // the temporary file beside it (empty: <path>.tmp)
+    bool replace = true;        // false: an existing file is never replaced, even one made meanwhile
+    // Run on the complete temporary file before it takes the name (an ACL
+    // entry): an error stops the write.
+    std::function<Result<void>(const std::filesystem::path &tmp)> before_rename;
+};
+
+// Write a whole file so that a reader sees the old one or the new one, never
+// a part: the content into the temporary file (created, symlinks refused),
+// fsync, then rename over `path`. On any failure the temporary file is
+// removed and `path` is as it was.
+Result<void> write_file_atomic(const std::filesystem::path &path, std::string_view content,
+                               const AtomicWrite &how = {});
 
 }  // namespace colmet

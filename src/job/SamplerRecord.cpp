@@ -58,29 +58,7 @@ Result<void> write_record(const fs::path &path, const SamplerRecord &r)
         << "job_cgroup_created=" << (r.job_cgroup_created ? 1 : 0) << '\n'
         << "created_from=" << one_line(r.created_from) << '\n'
         << "started_ns=" << r.started_ns << '\n';
-    const std::string text = out.str();
-
-    fs::path tmp = path;
-    tmp += ".tmp";
-    int fd = ::open(tmp.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC | O_NOFOLLOW, 0644);
-    if (fd < 0)
-        return Error::system("open", tmp.string(), errno);
-    ssize_t n = ::write(fd, text.data(), text.size());
-    int err = errno;
-    if (::close(fd) != 0 && n >= 0) {
-        n = -1;
-        err = errno;
-    }
-    if (n != static_cast<ssize_t>(text.size())) {
-        ::unlink(tmp.c_str());
-        return Error::system("write", tmp.string(), n < 0 ? err : EIO);
-    }
-    if (::rename(tmp.c_str(), path.c_str()) != 0) {
-        err = errno;
-        ::unlink(tmp.c_str());
-        return Error::system("rename", path.string(), err);
-    }
-    return ok();
+    return write_file_atomic(path, out.str(), {0644, {}, true, {}});
 }
 
 Result<SamplerRecord> read_record(const fs::path &path)

@@ -1,7 +1,7 @@
-// choose_collector(): one job's collector out of a configured list.
+#include "node/ChooseCollector.hpp"
+
 #include "common/collectors.hpp"
 #include "common/text.hpp"
-#include "node/Transport.hpp"
 
 namespace colmet::node {
 

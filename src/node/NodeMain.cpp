@@ -9,6 +9,7 @@
 #include "common/log.hpp"
 #include "common/names.hpp"
 #include "common/text.hpp"
+#include "node/ChooseCollector.hpp"
 #include "node/JobCgroups.hpp"
 #include "node/NodeControl.hpp"
 #include "node/NodeOptions.hpp"

@@ -5,7 +5,7 @@
 #pragma once
 
 #include "common/period.hpp"
-#include "node/Transport.hpp"
+#include "node/ZmqTransport.hpp"
 #include "node/delivery/Spool.hpp"
 
 #include <string>

@@ -5,12 +5,8 @@
 // sampler's outbox (delivery/Outbox.hpp) and is sent later.
 #pragma once
 
-#include "common/result.hpp"
-
 #include <cstdint>
-#include <memory>
 #include <optional>
-#include <string>
 #include <string_view>
 
 namespace colmet::node {
@@ -41,31 +37,5 @@ public:
     // down) until a connection succeeds.
     virtual bool may_answer() const noexcept { return true; }
 };
-
-struct ZmqOptions {
-    std::string uri = "tcp://127.0.0.1:5556";
-    int hwm = 1000;       // messages queued at most while the collector is slow or away
-    int linger_ms = 500;  // how long close() may wait to deliver what is queued
-    // The collector's ack endpoint (ZeroMQ SUB connects here); empty: no
-    // acknowledgements (protocol version 1 messages).
-    std::string ack_uri;
-    // CURVE (both or neither): the collector's public-key file and this
-    // node's key-pair file, made by colmet-keygen.
-    std::string curve_server_key;
-    std::string curve_secret_key;
-};
-
-// A ZeroMQ PUSH socket connected to the collector (a CURVE client when the
-// keys are given; a key that cannot be read is an error here).
-Result<std::unique_ptr<Transport>> make_zmq_transport(const ZmqOptions &options);
-
-// The options for one job when `uri` lists several collectors: `uri` becomes
-// the job's collector (common/collectors.hpp), and `curve_server_key` its
-// key file when that lists one file per collector, comma-separated in the
-// same order (a single file serves every collector). An error when either
-// list is malformed or the counts differ. `ack_uri`, when "" (the default
-// rule, common/collectors.hpp) or a list in the same order as `uri`, becomes
-// the chosen collector's; "none" becomes "" (no acknowledgements).
-Result<ZmqOptions> choose_collector(const ZmqOptions &options, std::string_view job_id);
 
 }  // namespace colmet::node

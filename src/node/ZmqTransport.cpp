@@ -1,4 +1,4 @@
-#include "node/Transport.hpp"
+#include "node/ZmqTransport.hpp"
 
 #include "auth/CurveKeys.hpp"
 #include "wire/ack.hpp"

@@ -1,7 +1,8 @@
-// msgpack encoding and strict decoding of wire::Message.
+// msgpack encoding and strict decoding (decode.hpp) of wire::Message.
 #pragma once
 
 #include "common/result.hpp"
+#include "wire/decode.hpp"
 #include "wire/message.hpp"
 
 #include <cstddef>
@@ -20,10 +21,5 @@ void patch_base(std::string &bytes, size_t base_at, uint64_t base);
 // Check a message against the protocol bounds and rules (what the decoder
 // would reject). Used by the encoder and by tests.
 Result<void> validate(const Message &msg);
-
-// Decode bytes into out, reusing out's storage. Every violation of the schema
-// is an Errc::parse error whose message names the field ("backends[1].values[3]:
-// expected a number or nil"). Never throws, never reads past size.
-Result<void> decode(const char *data, size_t size, Message &out);
 
 }  // namespace colmet::wire

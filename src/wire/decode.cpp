@@ -5,7 +5,7 @@
 // against its limit before anything relies on it. The location
 // of a field is only turned into text when decoding fails, so the success
 // path does no string formatting.
-#include "wire/codec.hpp"
+#include "wire/decode.hpp"
 
 #include "common/names.hpp"
 #include "wire/reader.hpp"

@@ -3,6 +3,7 @@
 #include "collector/flags/WasteFlags.hpp"
 #include "collector/sinks/hdf5/FileAccess.hpp"
 #include "collector/sinks/hdf5/Hdf5Io.hpp"
+#include "common/file_io.hpp"
 #include "common/names.hpp"
 #include "common/unique_fd.hpp"
 
@@ -275,42 +276,17 @@ Result<void> write_summary_file(const std::filesystem::path &path, const JobSumm
     // per job: <dir>/.<16 hex digits of fnv1a64(name)>.json.tmp.
     char hash[17];
     std::snprintf(hash, sizeof hash, "%016llx", static_cast<unsigned long long>(fnv1a64(path.filename().native())));
-    const std::filesystem::path tmp = path.parent_path() / ("." + std::string(hash) + ".json.tmp");
-    const std::string text = summary_json(summary, reader);
-    const mode_t old_mask = ::umask(k_job_file_umask);
-    UniqueFd fd(::open(tmp.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC | O_NOFOLLOW, 0666));
-    ::umask(old_mask);
-    if (!fd.valid())
-        return Error::system("create", tmp.string(), errno);
-    for (size_t done = 0; done < text.size();) {
-        const ssize_t n = ::write(fd.get(), text.data() + done, text.size() - done);
-        if (n < 0 && errno == EINTR)
-            continue;
-        if (n < 0) {
-            const int err = errno;
-            ::unlink(tmp.c_str());
-            return Error::system("write", tmp.string(), err);
-        }
-        done += static_cast<size_t>(n);
-    }
-    if (::fsync(fd.get()) != 0) {
-        const int err = errno;
-        ::unlink(tmp.c_str());
-        return Error::system("fsync", tmp.string(), err);
-    }
-    fd.reset();
+    AtomicWrite how;
+    how.mode = 0666 & ~k_job_file_umask;
+    how.tmp = path.parent_path() / ("." + std::string(hash) + ".json.tmp");
     if (!reader.empty())
-        if (auto r = grant_read(tmp, reader);
-            !r && r.error().code() != Errc::not_found && r.error().code() != Errc::unsupported) {
-            ::unlink(tmp.c_str());
-            return r;
-        }
-    if (::rename(tmp.c_str(), path.c_str()) != 0) {
-        const int err = errno;
-        ::unlink(tmp.c_str());
-        return Error::system("rename", tmp.string(), err);
-    }
-    return ok();
+        how.before_rename = [&reader](const std::filesystem::path &tmp) -> Result<void> {
+            if (auto r = grant_read(tmp, reader);
+                !r && r.error().code() != Errc::not_found && r.error().code() != Errc::unsupported)
+                return r;
+            return ok();
+        };
+    return write_file_atomic(path, summary_json(summary, reader), how);
 }
 
 }  // namespace hdf5

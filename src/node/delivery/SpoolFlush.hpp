@@ -6,7 +6,7 @@
 #pragma once
 
 #include "common/result.hpp"
-#include "node/Transport.hpp"
+#include "node/ZmqTransport.hpp"
 #include "node/delivery/Spool.hpp"
 
 #include <cstdint>

@@ -8,6 +8,9 @@
 
 #include <gtest/gtest.h>
 
+#include <sys/stat.h>
+#include <unistd.h>
+
 #include <map>
 
 #include <vector>
@@ -103,6 +106,62 @@ TEST(FileIo, pread_all_grows_for_large_files_and_reports_errors)
     EXPECT_EQ(missing.error().code(), Errc::system);
     EXPECT_NE(missing.error().message().find("open " + tree.path("nope").string() + ": No such file"),
               std::string::npos);
+}
+
+TEST(FileIo, write_file_atomic_gives_the_whole_file_its_exact_mode_or_changes_nothing)
+{
+    test::FakeTree tree;
+    const auto file = tree.path("record");
+    const mode_t old_mask = ::umask(077);  // the mode asked for, whatever the umask
+    auto written = write_file_atomic(file, "one\n", {0644, {}, true, {}});
+    ::umask(old_mask);
+    ASSERT_TRUE(written) << written.error().message();
+    EXPECT_EQ(*read_file(file), "one\n");
+    struct stat st {};
+    ASSERT_EQ(::stat(file.c_str(), &st), 0);
+    EXPECT_EQ(st.st_mode & 07777, 0644u);
+    EXPECT_FALSE(path_exists(tree.path("record.tmp")));
+
+    // Replaced whole; a named temporary file.
+    ASSERT_TRUE(write_file_atomic(file, "two\n", {0600, tree.path(".t"), true, {}}));
+    EXPECT_EQ(*read_file(file), "two\n");
+    ASSERT_EQ(::stat(file.c_str(), &st), 0);
+    EXPECT_EQ(st.st_mode & 07777, 0600u);
+    EXPECT_FALSE(path_exists(tree.path(".t")));
+
+    // Not replacing: an existing file stays, the temporary file goes.
+    auto kept = write_file_atomic(file, "three\n", {0644, {}, false, {}});
+    ASSERT_FALSE(kept);
+    EXPECT_EQ(kept.error().sys_errno(), EEXIST);
+    EXPECT_EQ(*read_file(file), "two\n");
+    EXPECT_FALSE(path_exists(tree.path("record.tmp")));
+
+    // A step before the rename that fails stops it, and it is the error.
+    int called = 0;
+    auto stopped = write_file_atomic(file, "four\n",
+                                     {0644, {}, true, [&called](const std::filesystem::path &tmp) -> Result<void> {
+                                          ++called;
+                                          EXPECT_EQ(*read_file(tmp), "four\n");  // complete before it
+                                          return Error::invalid("no ACL here");
+                                      }});
+    ASSERT_FALSE(stopped);
+    EXPECT_EQ(called, 1);
+    EXPECT_EQ(stopped.error().message(), "no ACL here");
+    EXPECT_EQ(*read_file(file), "two\n");
+    EXPECT_FALSE(path_exists(tree.path("record.tmp")));
+
+    // A temporary name that is a symlink is refused, not followed.
+    ASSERT_EQ(::symlink(tree.path("elsewhere").c_str(), tree.path("record.tmp").c_str()), 0);
+    auto refused = write_file_atomic(file, "five\n");
+    ASSERT_FALSE(refused);
+    EXPECT_EQ(refused.error().sys_errno(), ELOOP);
+    EXPECT_FALSE(path_exists(tree.path("elsewhere")));
+    EXPECT_EQ(*read_file(file), "two\n");
+
+    // A directory that is not there: an error naming the temporary file.
+    auto nowhere = write_file_atomic(tree.path("no-dir/file"), "x");
+    ASSERT_FALSE(nowhere);
+    EXPECT_NE(nowhere.error().message().find("no-dir/file.tmp"), std::string::npos) << nowhere.error().message();
 }
 
 // --- the one naming rule of a job's files ------------------------------------

@@ -1,7 +1,7 @@
 // choose_collector(): the job's collector and its key file out of the lists
 // of --zeromq-uri and --curve-server-key.
+#include "node/ChooseCollector.hpp"
 #include "common/collectors.hpp"
-#include "node/Transport.hpp"
 
 #include <gtest/gtest.h>
 

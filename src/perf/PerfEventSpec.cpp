@@ -1,7 +1,7 @@
 // The 28 event names of the original colmet and resolve_event(). The PMU
 // syntax lives in SysfsPmu.cpp, libpfm4 names in LibpfmEvents.cpp.
-#include "common/text.hpp"
 #include "perf/PerfEventSpec.hpp"
+#include "common/text.hpp"
 #include "perf/SysfsPmu.hpp"
 #if COLMET_HAVE_LIBPFM
 #include "perf/LibpfmEvents.hpp"
