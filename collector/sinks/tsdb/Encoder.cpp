@@ -46,7 +46,7 @@ uint64_t next_batch()
 // six fields, and libprotobuf's object model cost 0.38 us a point here
 // (objects, strings, a second pass for sizes), which alone took more than
 // the collector's whole budget per message; these bytes are what
-// libprotobuf writes (tests/unit/tsdb decodes them with it).
+// libprotobuf writes (tests/unit/collector/sinks/tsdb decodes them with it).
 //
 // The bytes go straight into a snappy block (SnappyWriter.hpp): a point's
 // labels and timestamp, the same as the point before's, and its name, the

@@ -8,7 +8,7 @@
 // name comes back with every message. Saying so costs a few bytes per
 // repeat instead of a search over ~110 bytes per point, which was the
 // largest cost of the time-series sink in the collector (docs/performance.md).
-// Any snappy decoder reads the result (tests/unit/tsdb checks it with
+// Any snappy decoder reads the result (tests/unit/collector/sinks/tsdb checks it with
 // libsnappy's).
 //
 //   SnappyWriter w;

@@ -1,5 +1,5 @@
 // colmet-job's summary prints the RAPL energy of the job file in J and kWh.
-#include "../hdf5/Hdf5TestUtil.hpp"
+#include "../../collector/sinks/hdf5/Hdf5TestUtil.hpp"
 
 #include "FakeTree.hpp"
 #include "common/names.hpp"
