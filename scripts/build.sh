@@ -43,7 +43,7 @@ esac
 
 cmake -S . -B "$dir" "${args[@]}" "$@" >"$dir.configure.log" 2>&1 || { cat "$dir.configure.log"; exit 1; }
 if [ "$flavour" = fuzz ]; then
-  cmake --build "$dir" -j "$jobs" --target fuzz_decode fuzz_sink fuzz_control fuzz_spool fuzz_keys fuzz_node_inputs \
+  cmake --build "$dir" -j "$jobs" --target fuzz_decode fuzz_sink fuzz_control fuzz_spool fuzz_keys fuzz_node_inputs fuzz_summary_json \
     make_sink_seeds
 elif [ "$flavour" = programs ]; then
   cmake --build "$dir" -j "$jobs" --target "${targets[@]}"

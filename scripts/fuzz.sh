@@ -6,7 +6,8 @@
 # (control requests, answers, legacy configure messages and frames), then,
 # for half the time (their parsers are small), fuzz_spool (a node spool file
 # into its reader), fuzz_keys (CURVE key files) and fuzz_node_inputs
-# (/proc/stat, a devices.list, a GPU list). Fails when a
+# (/proc/stat, a devices.list, a GPU list) and fuzz_summary_json (a job's
+# summary JSON into its reader). Fails when a
 # fuzzer finds a crash, leak or timeout; the reproducers are copied to
 # ./fuzz-artifacts/<target>/. As many run at once as there are CPUs
 # (COLMET_FUZZ_JOBS).
@@ -41,7 +42,7 @@ run_fuzzer() {
 }
 
 # One fuzzer per CPU at a time (COLMET_FUZZ_JOBS sets how many): each is
-# one process, so on 2 CPUs the five take half the time they take in turn.
+# one process, so on 2 CPUs they take half the time they take in turn.
 # Each one's lines are printed together when it ends.
 parallel=${COLMET_FUZZ_JOBS:-$(nproc)}
 pids=()
@@ -61,6 +62,7 @@ start_fuzzer fuzz_control tests/fuzz/corpus/control 8192 "random control message
 start_fuzzer fuzz_spool tests/fuzz/corpus/spool 16384 "random spool files" "$half"
 start_fuzzer fuzz_keys tests/fuzz/corpus/keys 4096 "random key files" "$half"
 start_fuzzer fuzz_node_inputs tests/fuzz/corpus/node_inputs 4096 "random /proc/stat, devices.list and GPU lists" "$half"
+start_fuzzer fuzz_summary_json tests/fuzz/corpus/summary_json 8192 "random summaries' JSON" "$half"
 status=0
 wait || true
 for entry in "${pids[@]}"; do

@@ -163,10 +163,10 @@ else
 fi
 
 step "Waiting for the fuzzing runs"
-if await fuzz_build "libFuzzer build" && await fuzz "fuzzing runs (decoder, sink, control, spool, keys, node inputs)"; then
+if await fuzz_build "libFuzzer build" && await fuzz "fuzzing runs (decoder, sink, control, spool, keys, node inputs, summary JSON)"; then
   passed=$((passed + 1))
 else
-  failed=$((failed + 1)); failures+=("fuzz: the libFuzzer build or a fuzzing run (decoder, sink, control, spool, keys or node inputs) failed")
+  failed=$((failed + 1)); failures+=("fuzz: the libFuzzer build or a fuzzing run (decoder, sink, control, spool, keys, node inputs or summary JSON) failed")
 fi
 wait "$chain_pid" 2>/dev/null
 
