@@ -38,9 +38,16 @@ const char *step_name(int step)
     }
 }
 
+// What the child processes tell the parent through the report pipe: the
+// program's pid (the middle process of a detached launch), or the step that
+// failed and its errno. One write each, smaller than PIPE_BUF: atomic, so
+// that a detached program's failure and the middle process's pid, written
+// in either order, never mix.
 struct Report {
+    enum Kind : int { none = 0, program_pid = 1, failure = 2 };
+    int kind = none;
     int step = 0;
-    int err = 0;
+    int value = 0;  // the pid, or the errno
 };
 
 // Everything the child needs, made before fork().
@@ -69,7 +76,7 @@ void write_all(int fd, const void *buf, size_t len)
 
 [[noreturn]] void fail(int report_fd, int step, int err)
 {
-    const Report r{step, err};
+    const Report r{Report::failure, step, err};
     write_all(report_fd, &r, sizeof r);
     ::_exit(step != step_exec ? 70 : err == ENOENT ? 127 : 126);
 }
@@ -173,31 +180,21 @@ void set_signals(const LaunchSpec &spec, const sigset_t &mask)
 }
 
 // The forked child: its session, the second fork when detached, the program.
-// A detached child's parent reads the program's pid first: 0 when there is
-// none, then the report.
-[[noreturn]] void fail_before_program(const LaunchSpec &spec, int report_fd, int step, int err)
-{
-    if (spec.detach) {
-        const pid_t none = 0;
-        write_all(report_fd, &none, sizeof none);
-    }
-    fail(report_fd, step, err);
-}
-
 [[noreturn]] void child_main(const LaunchSpec &spec, const Prepared &p, int gate_fd, int report_fd)
 {
     if (spec.session == Session::own_session && ::setsid() < 0)
-        fail_before_program(spec, report_fd, step_session, errno);
+        fail(report_fd, step_session, errno);
     if (spec.session == Session::own_group && ::setpgid(0, 0) != 0)
-        fail_before_program(spec, report_fd, step_session, errno);
+        fail(report_fd, step_session, errno);
     if (!spec.detach)
         run_child(spec, p, gate_fd, report_fd);
     const pid_t program = ::fork();
     if (program == 0)
         run_child(spec, p, gate_fd, report_fd);
     if (program < 0)
-        fail_before_program(spec, report_fd, step_fork, errno);
-    write_all(report_fd, &program, sizeof program);
+        fail(report_fd, step_fork, errno);
+    const Report r{Report::program_pid, 0, program};
+    write_all(report_fd, &r, sizeof r);
     ::_exit(0);
 }
 
@@ -284,8 +281,8 @@ Result<void> Child::release(bool go)
     Report r;
     const ssize_t n = read_full(m_report.get(), &r, sizeof r);
     m_report.reset();
-    if (n == static_cast<ssize_t>(sizeof r))
-        return Error::system(step_name(r.step), m_program, r.err);
+    if (n == static_cast<ssize_t>(sizeof r) && r.kind == Report::failure)
+        return Error::system(step_name(r.step), m_program, r.value);
     return {};  // end of file: the program runs
 }
 
@@ -340,20 +337,25 @@ Result<Child> start(const LaunchSpec &spec)
     if (!spec.detach)
         return Child(pid, std::move(gate_write), std::move(report->first), spec.argv.front());
 
-    // Detached: the middle process sends the program's pid and exits.
+    // Detached: the middle process sends the program's pid and exits; the
+    // program's own failure, if any, may come before or after. Everything
+    // is read, up to the end of file (the program ran, or both ended).
     pid_t program = 0;
-    const ssize_t n = read_full(report->first.get(), &program, sizeof program);
+    Report failed;
+    for (Report r; read_full(report->first.get(), &r, sizeof r) == static_cast<ssize_t>(sizeof r);) {
+        if (r.kind == Report::program_pid)
+            program = r.value;
+        else if (r.kind == Report::failure && failed.kind == Report::none)
+            failed = r;
+    }
     int status = 0;
     while (::waitpid(pid, &status, 0) < 0 && errno == EINTR) {
     }
-    if (n != static_cast<ssize_t>(sizeof program))
-        program = 0;
-    if (program <= 0) {
-        Report r;
-        const bool told = read_full(report->first.get(), &r, sizeof r) == static_cast<ssize_t>(sizeof r);
-        return Error::system(told ? step_name(r.step) : "fork", spec.argv.front(), told ? r.err : EAGAIN);
-    }
-    return Child(program, {}, std::move(report->first), spec.argv.front());
+    if (failed.kind == Report::failure)
+        return Error::system(step_name(failed.step), spec.argv.front(), failed.value);
+    if (program <= 0)
+        return Error::system("fork", spec.argv.front(), EAGAIN);
+    return Child(program, {}, {}, spec.argv.front());
 }
 
 Result<pid_t> launch(const LaunchSpec &spec)

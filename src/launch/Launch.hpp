@@ -105,7 +105,8 @@ private:
 };
 
 // Fork and prepare the child; it runs the program at once unless gated.
-// Errors: an invalid spec, fork.
+// Errors: an invalid spec, fork. A detached child is started whole: this
+// returns once the program runs, or with the step that failed.
 Result<Child> start(const LaunchSpec &spec);
 
 // start() and release(): the child's pid once it runs the program. A child
