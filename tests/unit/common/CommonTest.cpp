@@ -138,12 +138,12 @@ TEST(FileIo, write_file_atomic_gives_the_whole_file_its_exact_mode_or_changes_no
 
     // A step before the rename that fails stops it, and it is the error.
     int called = 0;
-    auto stopped = write_file_atomic(file, "four\n",
-                                     {0644, {}, true, [&called](const std::filesystem::path &tmp) -> Result<void> {
-                                          ++called;
-                                          EXPECT_EQ(*read_file(tmp), "four\n");  // complete before it
-                                          return Error::invalid("no ACL here");
-                                      }});
+    auto stopped =
+        write_file_atomic(file, "four\n", {0644, {}, true, [&called](const std::filesystem::path &tmp) -> Result<void> {
+                                               ++called;
+                                               EXPECT_EQ(*read_file(tmp), "four\n");  // complete before it
+                                               return Error::invalid("no ACL here");
+                                           }});
     ASSERT_FALSE(stopped);
     EXPECT_EQ(called, 1);
     EXPECT_EQ(stopped.error().message(), "no ACL here");
